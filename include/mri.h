@@ -1,0 +1,520 @@
+/*
+ * mri.h - the Monitoring Request Interface, tool side.
+ *
+ * A performance tool links libmri and uses this C API to load an application
+ * that was built with <mri_monitor.h> / libmonitor, tell it what to measure
+ * (runtime information), where (code regions, data structures, active
+ * objects) and how to summarise it (aggregate, histogram, trace, profile),
+ * run it to breakpoints and read partial results.
+ *
+ * Type, field and function names follow Kereku & Gerndt, "The Monitoring
+ * Request Interface (MRI)". Where the paper is silent, the choice is
+ * documented next to the declaration.
+ *
+ * Errors: every function reports failure by returning MRI_Error (-1), a
+ * negative request id, or NULL; MRI_Get_Error_Message() then returns a
+ * human-readable reason. The message is per calling thread.
+ *
+ * Thread safety: calls may be made from any thread of the tool. They are
+ * serialised internally, except that MRI_Stop() and MRI_No_Wait() never block
+ * behind a thread sitting in MRI_Wait(), so a tool can stop the application
+ * from a second thread while the first one waits.
+ *
+ * Lifetime of results: MRI_Get_Data() returns memory owned by the library. It
+ * stays valid until the next MRI_Get_Data() for the same request, the
+ * deletion of the request, a reload of the application, or MRI_Finalize().
+ */
+#ifndef MRI_H
+#define MRI_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status values                                                             */
+/* ------------------------------------------------------------------------ */
+
+#define MRI_OK 0
+#define MRI_Error (-1)
+
+/* Version of this API (not of the shared-memory protocol, see
+ * MRI_Get_Protocol_Version()). */
+#define MRI_API_VERSION_MAJOR 1
+#define MRI_API_VERSION_MINOR 0
+
+/* ------------------------------------------------------------------------ */
+/* Section 2: terms and definitions                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Runtime information: what is measured. The paper names it an enumerator.
+ * Values from MRI_RUNTIME_INFORMATION_DYNAMIC_BASE upwards name events by
+ * backend-specific name (PAPI presets and native events); they are handed out
+ * by MRI_Runtime_Information_By_Name(). */
+typedef enum {
+    MRI_EXECUTION_TIME = 0,       /* inclusive wall-clock time of a region instance, in the published MRI_Time_Entity */
+    MRI_NUMBER_OF_INSTANCES = 1,  /* how many times a region was executed */
+    MRI_REGION_EVENT = 2,         /* enter/exit events; trace requests only */
+    /* Hardware (or simulated) cache events, section 7. */
+    MRI_LC1_DATA_READ_MISS = 10,
+    MRI_LC1_DATA_WRITE_MISS = 11,
+    MRI_LC2_DATA_READ_MISS = 12,
+    MRI_LC2_DATA_WRITE_MISS = 13,
+    MRI_LC3_DATA_READ_MISS = 14,
+    MRI_LC3_DATA_WRITE_MISS = 15,
+    MRI_TOTAL_CYCLES = 20,
+    MRI_TOTAL_INSTRUCTIONS = 21,
+    MRI_RUNTIME_INFORMATION_DYNAMIC_BASE = 1000
+} MRI_Runtime_Information_Spec;
+
+/* Kinds of code region. Serial kinds (program, routine, loop, block) may be
+ * used as breakpoints; parallel kinds may not (section 5). */
+typedef enum {
+    MRI_REGION_PROGRAM = 0,       /* the main program */
+    MRI_REGION_ROUTINE = 1,       /* procedure or function */
+    MRI_REGION_LOOP = 2,          /* sequential loop (or one iteration of it, e.g. a time step) */
+    MRI_REGION_BLOCK = 3,         /* other sequential statements */
+    MRI_REGION_PARALLEL = 4,      /* parallel region: executed by every thread of a team */
+    MRI_REGION_PARALLEL_LOOP = 5, /* work-shared loop */
+    MRI_REGION_PARALLEL_SECTIONS = 6,
+    MRI_REGION_MASTER = 7,        /* master region inside a parallel region */
+    MRI_REGION_TYPE_COUNT = 8
+} MRI_Region_Type;
+
+/* Location of a region: a unique id of its source file (see
+ * MRI_Get_File_Name()) and the region's first line. */
+typedef struct {
+    int file_ID;
+    int line_NR;
+} MRI_Region_ID;
+
+/* A code region. Two regions are the same when type, file_ID and line_NR
+ * are equal. */
+typedef struct {
+    MRI_Region_Type type;
+    MRI_Region_ID id;
+} MRI_Region_Spec;
+
+/* A data structure: the program unit where it is declared (same form as a
+ * region id) plus its name. */
+typedef struct {
+    MRI_Region_ID id;
+    const char *name;
+} MRI_Data_Structure_Spec;
+
+typedef enum {
+    MRI_THREAD = 0,
+    MRI_PROCESS = 1,
+    MRI_NODE = 2
+} MRI_Active_Object_Type;
+
+/* An active object. For MRI_THREAD, id is the thread's monitoring index
+ * (0, 1, ... in the order threads first produced a monitored event; see
+ * Get_Available_Active_Objects() for their OS ids and names). For
+ * MRI_PROCESS, id is the application's process id. For MRI_NODE, id is 0. */
+typedef struct {
+    MRI_Active_Object_Type type;
+    int id;
+} MRI_Active_Object_Spec;
+
+typedef enum {
+    MRI_SUM = 0,
+    MRI_MIN = 1,
+    MRI_MAX = 2,
+    MRI_AVG = 3,
+    MRI_COUNT = 4 /* number of region instances aggregated */
+} MRI_Aggregation_Operation;
+
+typedef enum {
+    MRI_PER_THREAD = 0,
+    MRI_PER_PROCESS = 1,
+    MRI_PER_NODE = 2
+} MRI_Aggregation_Target;
+
+/* Aggregation: operation and target. The target must match the kind of the
+ * active objects of the request (PER_THREAD with threads, PER_PROCESS with
+ * processes); a mismatch is an error (section 2). */
+typedef struct {
+    MRI_Aggregation_Operation operation;
+    MRI_Aggregation_Target target;
+} MRI_Aggregation_Spec;
+
+/* Tables (section 3). A NULL table pointer or nr_Elements == 0 means
+ * "none" for data structures and "all" for active objects; region tables
+ * must not be empty except for profile and trace requests, where empty
+ * means every region. */
+typedef struct {
+    MRI_Region_Spec *region;
+    int nr_Elements;
+} MRI_Region_Table;
+
+typedef struct {
+    MRI_Active_Object_Spec *active_object;
+    int nr_Elements;
+} MRI_Active_Object_Table;
+
+typedef struct {
+    MRI_Data_Structure_Spec *data_structure;
+    int nr_Elements;
+} MRI_Data_Structure_Table;
+
+typedef int MRI_Request_ID; /* >= 1; MRI_Error (-1) on failure */
+
+/* ------------------------------------------------------------------------ */
+/* Section 3: requests                                                       */
+/* ------------------------------------------------------------------------ */
+/* Requests are recorded immediately and take effect when the application is
+ * next released by MRI_Start() or MRI_Start_Stop() (section 3: "the
+ * monitoring only starts after one of the application control routines is
+ * called"). They can be submitted before MRI_Application_Load(); they are
+ * then checked against the application's regions at load time.
+ * Errors: bad pointers, negative counts, unknown regions, runtime
+ * information or aggregation not available (see the publication interface),
+ * target/active-object mismatch, too many requests. */
+
+MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec *ri,
+                                     MRI_Region_Table *regions,
+                                     MRI_Active_Object_Table *ao,
+                                     MRI_Data_Structure_Table *variables,
+                                     MRI_Aggregation_Spec *aggregation);
+
+MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec *ri,
+                                     MRI_Region_Table *regions,
+                                     MRI_Active_Object_Table *ao,
+                                     MRI_Data_Structure_Table *variables,
+                                     int *histogram_elements_nr);
+
+MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec *ri,
+                                 MRI_Region_Table *regions,
+                                 MRI_Active_Object_Table *ao,
+                                 MRI_Data_Structure_Table *variables);
+
+/* Profile request: per region, the runtime information summed over the
+ * requested active objects (all when the table is empty), inclusive and
+ * exclusive of subregions, plus instance counts. Exclusive values exclude the
+ * time of directly nested regions that are themselves profiled. */
+MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec *ri,
+                                   MRI_Region_Table *regions,
+                                   MRI_Active_Object_Table *ao,
+                                   MRI_Data_Structure_Table *variables);
+
+/* Deletes a request; its results are no longer accessible. Deleting an
+ * unknown or already deleted id is an error. */
+int MRI_Request_Delete(MRI_Request_ID request);
+
+/* ------------------------------------------------------------------------ */
+/* Section 4: data retrieval                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    MRI_AGGREGATE_REQUEST = 0,
+    MRI_HISTOGRAM_REQUEST = 1,
+    MRI_TRACE_REQUEST = 2,
+    MRI_PROFILE_REQUEST = 3
+} MRI_Request_Kind;
+
+/* One aggregated value (4.1). value is in the unit of the runtime
+ * information (MRI_EXECUTION_TIME: the published time entity). count is
+ * the number of region instances that went into it. For MIN and MAX the
+ * focus active object names where the extreme was attained (for PER_PROCESS
+ * the thread; for PER_THREAD the thread itself); has_focus is 0 otherwise.
+ * For MRI_NUMBER_OF_INSTANCES the per-thread value is the thread's instance
+ * count, so PER_PROCESS MIN/MAX/AVG compare threads. */
+typedef struct {
+    MRI_Active_Object_Spec active_object;
+    double value;
+    unsigned long long count;
+    int has_focus;
+    MRI_Active_Object_Spec focus_active_object;
+} MRI_Aggregate_Value;
+
+/* Result of an aggregate request: one element per requested active object
+ * (PER_THREAD: per thread; PER_PROCESS: the process). When the request
+ * named no active objects, PER_THREAD yields one element per thread seen so
+ * far. */
+typedef struct {
+    MRI_Request_Kind kind; /* MRI_AGGREGATE_REQUEST */
+    MRI_Runtime_Information_Spec ri;
+    MRI_Aggregation_Spec aggregation;
+    int active; /* 0 until the application has been released with the request in place */
+    int nr_Elements;
+    MRI_Aggregate_Value *element;
+} MRI_Aggregate_Request_Results;
+
+/* Histogram results (4.2). */
+typedef struct {
+    unsigned long long value;
+    unsigned long long address_begin; /* sub-range [begin, end) of the bin */
+    unsigned long long address_end;
+    MRI_Data_Structure_Table data_structures; /* data structures mapped to this bin */
+} MRI_Histogram_Bin;
+
+typedef struct {
+    MRI_Request_Kind kind; /* MRI_HISTOGRAM_REQUEST */
+    MRI_Runtime_Information_Spec ri;
+    int active;
+    int nr_Elements;
+    MRI_Histogram_Bin *element;
+} MRI_Histogram_Request_Results;
+
+/* Profile results (4.3): one element per region, values summed over the
+ * requested active objects, with the per-active-object breakdown. */
+typedef struct {
+    MRI_Active_Object_Spec active_object;
+    unsigned long long instances;
+    double inclusive;
+    double exclusive;
+} MRI_Profile_Value;
+
+typedef struct {
+    MRI_Region_Spec region;
+    unsigned long long instances;
+    double inclusive;
+    double exclusive;
+    int nr_Active_Objects;
+    MRI_Profile_Value *per_active_object;
+} MRI_Profile_Element;
+
+typedef struct {
+    MRI_Request_Kind kind; /* MRI_PROFILE_REQUEST */
+    MRI_Runtime_Information_Spec ri;
+    int active;
+    int nr_Elements;
+    MRI_Profile_Element *element;
+} MRI_Histogram_Profile_Results;
+
+/* Trace records (4.4). */
+typedef struct MRI_Trace_Element_Spec {
+    MRI_Runtime_Information_Spec event_type;
+    MRI_Region_Spec region;
+    MRI_Active_Object_Spec active_object;
+    MRI_Data_Structure_Spec data_structure;
+    unsigned long long timestamp;
+    unsigned long long data;
+} MRI_Trace_Element_Spec;
+
+typedef void (*MRI_Call_Back_Function)(void);
+
+/* Returns MRI_OK and sets *results to the request's current (partial or
+ * final) results; cast it according to the request kind (the first member
+ * of every result struct is its MRI_Request_Kind). Works while the
+ * application runs (values are read consistently per thread), when it is
+ * stopped, and after it terminated, until the request is deleted. Trace
+ * requests have no MRI_Get_Data(): use the call-back and the record
+ * iteration below. */
+int MRI_Get_Data(MRI_Request_ID request, void **results);
+
+int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function);
+MRI_Trace_Element_Spec *MRI_Get_First_Trace_Record(void);
+MRI_Trace_Element_Spec *MRI_Get_Next_Trace_Record(void);
+
+/* ------------------------------------------------------------------------ */
+/* Sections 4 and 5: synchronisation and application control                 */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    MRI_APPLICATION_RUNNING = 0,
+    MRI_APPLICATION_STOPPED = 1,
+    MRI_APPLICATION_TERMINATED = 2,
+    MRI_APPLICATION_NOT_LOADED = 3
+} MRI_Application_Status;
+
+/* Why the application stopped or terminated. */
+typedef enum {
+    MRI_STOP_NONE = 0,
+    MRI_STOP_LOADED = 1,        /* waiting for its first release after MRI_Application_Load() */
+    MRI_STOP_BREAKPOINT = 2,    /* end of the MRI_Start_Stop() region reached */
+    MRI_STOP_STOP_REQUEST = 3,  /* MRI_Stop() */
+    MRI_STOP_EXITED = 4,        /* terminated: exited by itself (exit_code valid) */
+    MRI_STOP_SIGNALED = 5,      /* terminated: killed by a signal (signal valid) */
+    MRI_STOP_TERMINATED_BY_TOOL = 6 /* terminated: MRI_Application_Finish() */
+} MRI_Stop_Reason;
+
+typedef struct {
+    MRI_Application_Status status;
+    MRI_Stop_Reason reason;
+    MRI_Region_Spec region; /* MRI_STOP_BREAKPOINT: the breakpoint region */
+    int pid;
+    int exit_code;          /* MRI_STOP_EXITED */
+    int signal;             /* MRI_STOP_SIGNALED */
+    unsigned long long stops; /* number of stops so far in this run */
+} MRI_Application_Status_Info;
+
+/* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)
+ * or has terminated. Returns MRI_APPLICATION_STOPPED or
+ * MRI_APPLICATION_TERMINATED, or MRI_Error (no application). */
+int MRI_Wait(void);
+
+/* Like MRI_Wait() but bounded: returns MRI_APPLICATION_RUNNING when the
+ * timeout (milliseconds) expires first. */
+int MRI_Wait_Timeout(int timeout_ms);
+
+/* Returns the status without blocking: MRI_APPLICATION_RUNNING, _STOPPED,
+ * _TERMINATED, or MRI_Error. */
+int MRI_No_Wait(void);
+
+/* Fills *info with the status and why the application stopped or ended. */
+int MRI_Get_Application_Status(MRI_Application_Status_Info *info);
+
+/* Releases a stopped application until it terminates or MRI_Stop() is
+ * called. Error when it is running or not loaded. */
+int MRI_Start(void);
+
+/* Releases a stopped application until the end of the given serial region;
+ * there it stops (all threads: each parks at its next monitored event).
+ * Parallel, work-shared and master regions are refused. */
+int MRI_Start_Stop(MRI_Region_Spec *region);
+
+/* Stops a running application at the next monitored event of each thread.
+ * Safe to call from another thread while one thread is in MRI_Wait(). */
+int MRI_Stop(void);
+
+/* Starts the instrumented program `path` with arguments argv (argv[0] is
+ * the program name; NULL-terminated; argv may be NULL). Returns when the
+ * application has attached and published its static information; it is
+ * then stopped (reason MRI_STOP_LOADED) until MRI_Start or MRI_Start_Stop.
+ * Requests that exist already are applied to the new run (rerun with the
+ * same requests, section 5). Errors: not initialised, already loaded,
+ * program not found or not executable, program exited or did not attach
+ * within the load timeout (not built with libmonitor?), protocol version
+ * mismatch. The timeout is 10 s, or MRI_LOAD_TIMEOUT_MS in the environment.
+ * The application inherits the tool's standard streams and environment. */
+int MRI_Application_Load(const char *path, char *const argv[]);
+
+/* Ends the application: asks it to terminate at once (it publishes its
+ * final state and exits), kills it if it has not gone within 5 s, and
+ * reaps it. Results stay readable until the next load or MRI_Finalize().
+ * Returns MRI_OK also when the application had already terminated. */
+int MRI_Application_Finish(void);
+
+/* Initialises the library. Must precede every other call except
+ * MRI_Get_Error_Message(). Calling it twice is an error. */
+int MRI_Init(void);
+
+/* Finishes a loaded application (as MRI_Application_Finish), deletes all
+ * requests and releases every resource. */
+int MRI_Finalize(void);
+
+/* ------------------------------------------------------------------------ */
+/* Section 6: publication interface                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    MRI_SECONDS = 0,
+    MRI_MILLISECONDS = 1,
+    MRI_MICROSECONDS = 2,
+    MRI_NANOSECONDS = 3
+} MRI_Time_Entity;
+
+#define MRI_MAX_CACHE_LEVELS 4
+
+typedef struct {
+    int level;              /* 1, 2, 3, ... */
+    int is_data;            /* data or unified cache */
+    int is_instruction;     /* instruction or unified cache */
+    unsigned long long size_bytes;
+    int line_size_bytes;
+    int associativity;      /* ways; 0 = unknown, -1 = fully associative */
+    int shared_by_cpus;     /* logical CPUs sharing one instance */
+} MRI_Cache_Info;
+
+typedef struct {
+    int nr_CPUs;            /* logical processors */
+    int nr_Cores;
+    int nr_Sockets;
+    int nr_NUMA_Nodes;
+    int nr_Cache_Levels;    /* entries used in cache[] */
+    MRI_Cache_Info cache[MRI_MAX_CACHE_LEVELS * 2];
+    int nr_Hardware_Counters; /* 0 when none are usable */
+    MRI_Time_Entity time_entity;
+    char topology_source[32];   /* "hwloc" or "sysconf" */
+    char counter_source[64];    /* "PAPI x.y.z" or why there are none */
+} MRI_HW_Info;
+
+/* Fills *info from the machine (the tool's machine, which is the
+ * application's: MRI runs both on one node). */
+int MRI_Get_System_Information(MRI_HW_Info *info);
+
+typedef struct {
+    MRI_Runtime_Information_Spec ri;
+    const char *name;        /* e.g. "EXECUTION_TIME", "PAPI_L1_DCM" */
+    const char *description;
+    const char *backend;     /* "timer", "papi", "simulator" */
+    int available;           /* usable on this machine now */
+    const char *reason;      /* why not, when available == 0; "" otherwise */
+    int needs_counter;       /* counts against the hardware counter budget */
+    int request_kinds;       /* bit (1 << MRI_Request_Kind) per kind it can be used with */
+} MRI_Runtime_Information_Info;
+
+typedef struct {
+    MRI_Runtime_Information_Info *info;
+    int nr_Elements;
+} MRI_Runtime_Information_Table;
+
+/* Tables returned by the publication interface are owned by the library
+ * and stay valid until the next call of the same function or
+ * MRI_Finalize(). */
+int Get_Available_Runtime_Information(MRI_Runtime_Information_Table *table);
+
+/* Thread names and OS ids for the active objects, parallel to the table. */
+typedef struct {
+    MRI_Active_Object_Spec active_object;
+    int os_id;         /* thread id (gettid) or process id */
+    char name[32];     /* thread name (pthread_setname_np) or program name */
+    int alive;         /* 0 once the thread or process has ended */
+} MRI_Active_Object_Info;
+
+/* Active objects seen so far: the application process followed by every
+ * thread that produced a monitored event. Needs a loaded application. */
+int Get_Available_Active_Objects(MRI_Active_Object_Table *table);
+int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec *ao, MRI_Active_Object_Info *info);
+
+typedef struct {
+    MRI_Aggregation_Spec *aggregation;
+    int nr_Elements;
+} MRI_Aggregation_Table;
+
+/* Aggregations valid for ri (MRI_REGION_EVENT: none). */
+int Get_Available_Aggregations(MRI_Runtime_Information_Spec ri, MRI_Aggregation_Table *table);
+
+/* ------------------------------------------------------------------------ */
+/* Static information (the application's regions); not named by the paper    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    MRI_Region_Spec region;
+    const char *name;      /* the name given in the annotation */
+    const char *file;      /* source file as compiled (__FILE__) */
+} MRI_Region_Info;
+
+/* All regions the loaded application published. */
+int MRI_Get_Regions(MRI_Region_Table *table);
+int MRI_Get_Region_Info(const MRI_Region_Spec *region, MRI_Region_Info *info);
+/* Finds the one region with this name (error when none or several). */
+int MRI_Find_Region(const char *name, MRI_Region_Spec *region);
+const char *MRI_Get_File_Name(int file_ID);
+
+/* Name of a runtime information, aggregation operation or region type
+ * ("EXECUTION_TIME", "SUM", "LOOP"); "?" when unknown. */
+const char *MRI_Runtime_Information_Name(MRI_Runtime_Information_Spec ri);
+const char *MRI_Aggregation_Operation_Name(MRI_Aggregation_Operation op);
+const char *MRI_Region_Type_Name(MRI_Region_Type type);
+
+/* Looks up an event by name ("PAPI_L1_DCM", "perf::TASK-CLOCK"). */
+int MRI_Runtime_Information_By_Name(const char *name, MRI_Runtime_Information_Spec *ri);
+
+/* ------------------------------------------------------------------------ */
+/* Errors and versions                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Reason for the last failure in the calling thread ("" if none). */
+const char *MRI_Get_Error_Message(void);
+
+/* The shared-memory protocol version this library speaks. */
+int MRI_Get_Protocol_Version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MRI_H */

@@ -1,0 +1,148 @@
+/*
+ * mri_monitor.h - the application side of MRI: region annotations for C and
+ * C++, and Monitor_Init / Monitor_Final.
+ *
+ * Link the application with libmonitor. Annotate regions:
+ *
+ *     MONITOR_REGION(step, MRI_REGION_LOOP, "time step");  // static descriptor
+ *     for (...) {
+ *         MONITOR_ENTER(step);
+ *         ...
+ *         MONITOR_EXIT(step);
+ *     }
+ *
+ * or, in C++, `MONITOR_SCOPE(MRI_REGION_ROUTINE, "solve");` for a scoped
+ * guard, or `MONITOR_FUNCTION();` at the top of a function.
+ *
+ * Each annotation defines a static descriptor (type, file, first line,
+ * name) placed in the ELF section "mri_regions", so the monitor knows every
+ * region of the program before any of them runs and can publish them as the
+ * application's static information (paper section 7).
+ *
+ * Cost: when no tool is attached, or nothing is requested for a region, an
+ * enter or exit is one load of the descriptor's `armed` byte and one
+ * predictable branch; everything else happens in libmonitor's slow path.
+ *
+ * Without a tool (the environment variable MRI_SHMID is unset) the program
+ * runs at full speed with libmonitor dormant.
+ *
+ * Thread safety: annotations may be used from any thread (pthreads,
+ * OpenMP); every thread that executes a monitored region is an active
+ * object.
+ */
+#ifndef MRI_MONITOR_H
+#define MRI_MONITOR_H
+
+#include "mri.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Static description of one region. Defined by the macros below; do not
+ * fill one by hand. `armed` comes first: the hot path loads only it. */
+typedef struct Monitor_Region_Descriptor {
+    unsigned char armed;      /* non-zero: take the slow path (written by libmonitor only) */
+    unsigned char type;       /* MRI_Region_Type */
+    unsigned short reserved;
+    int id;                   /* index in the published region table, -1 before registration */
+    const char *name;
+    const char *file;
+    int line;
+    int reserved2;
+} Monitor_Region_Descriptor;
+
+/* Slow paths, in libmonitor. */
+void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor *region);
+void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor *region);
+
+/* Registers the descriptors of one module (executable or shared object).
+ * Called by a constructor that this header puts into every translation
+ * unit; repeated calls for the same module are ignored. */
+void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Monitor_Region_Descriptor *end);
+
+/* Connects to the tool named by the environment (MRI_SHMID), publishes the
+ * static information and blocks until the tool releases the application.
+ * Runs automatically at the first monitored event; calling it first thing
+ * in main() makes the start-up point explicit. Without a tool it does
+ * nothing. Idempotent and thread-safe. */
+void Monitor_Init(void);
+
+/* Publishes the final state and detaches from the tool. Registered with
+ * atexit() by Monitor_Init(); calling it explicitly at an exit point is
+ * harmless. */
+void Monitor_Final(void);
+
+/* 1 when a tool is attached and monitoring, 0 when dormant or detached. */
+int Monitor_Is_Attached(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Annotation macros                                                          */
+/* ------------------------------------------------------------------------ */
+
+#define MONITOR_SECTION_ "mri_regions"
+
+/* Defines a static region descriptor called `handle` at this line. */
+#define MONITOR_REGION(handle, region_type, region_name)                                   \
+    static Monitor_Region_Descriptor handle                                                \
+        __attribute__((section(MONITOR_SECTION_), used, aligned(8))) = {                   \
+            0, (unsigned char)(region_type), 0, -1, (region_name), __FILE__, __LINE__, 0}
+
+/* The hot path. __atomic_load_n(..., RELAXED) compiles to a plain byte load;
+ * it only tells the compiler (and ThreadSanitizer) that libmonitor may
+ * change the byte from another thread. */
+#define MONITOR_ENTER(handle)                                                              \
+    do {                                                                                   \
+        if (__builtin_expect(__atomic_load_n(&(handle).armed, __ATOMIC_RELAXED), 0))       \
+            Monitor_Region_Enter_Slow(&(handle));                                          \
+    } while (0)
+
+#define MONITOR_EXIT(handle)                                                               \
+    do {                                                                                   \
+        if (__builtin_expect(__atomic_load_n(&(handle).armed, __ATOMIC_RELAXED), 0))       \
+            Monitor_Region_Exit_Slow(&(handle));                                           \
+    } while (0)
+
+#define MONITOR_CAT2_(a, b) a##b
+#define MONITOR_CAT_(a, b) MONITOR_CAT2_(a, b)
+
+/* Every translation unit that includes this header registers its module's
+ * descriptors before main() (the section's bounds are provided by the
+ * linker; weak so that a module without regions links too). */
+extern Monitor_Region_Descriptor __start_mri_regions[] __attribute__((weak, visibility("hidden")));
+extern Monitor_Region_Descriptor __stop_mri_regions[] __attribute__((weak, visibility("hidden")));
+__attribute__((constructor, used)) static void monitor_register_this_module_(void)
+{
+    Monitor_Register_Regions(__start_mri_regions, __stop_mri_regions);
+}
+
+#ifdef __cplusplus
+/* Scoped guard: enter on construction, exit on destruction (also when an
+ * exception leaves the scope). */
+class Monitor_Region_Guard {
+public:
+    explicit Monitor_Region_Guard(Monitor_Region_Descriptor &region) noexcept : region_(region)
+    {
+        MONITOR_ENTER(region_);
+    }
+    ~Monitor_Region_Guard() { MONITOR_EXIT(region_); }
+    Monitor_Region_Guard(const Monitor_Region_Guard &) = delete;
+    Monitor_Region_Guard &operator=(const Monitor_Region_Guard &) = delete;
+
+private:
+    Monitor_Region_Descriptor &region_;
+};
+
+#define MONITOR_SCOPE(region_type, region_name)                                            \
+    MONITOR_REGION(MONITOR_CAT_(monitor_region_, __LINE__), region_type, region_name);     \
+    Monitor_Region_Guard MONITOR_CAT_(monitor_guard_, __LINE__)(                           \
+        MONITOR_CAT_(monitor_region_, __LINE__))
+
+#define MONITOR_FUNCTION() MONITOR_SCOPE(MRI_REGION_ROUTINE, __func__)
+#endif /* __cplusplus */
+
+#endif /* MRI_MONITOR_H */

@@ -1,0 +1,127 @@
+// monitor_internal.h - state shared by the files of libmonitor (the MCC).
+//
+// Concurrency model (docs/architecture.md has the long form):
+//  * `g.mode` says what every application thread must do at a monitored event.
+//    Threads read it in the slow path only.
+//  * A thread in the slow path sets its own `in_slow` flag first. Whoever
+//    changes the mode away from kRunning (a thread at a breakpoint, the
+//    control thread, Monitor_Final) then waits until no other thread has
+//    `in_slow` set: afterwards no thread touches results until the mode is
+//    kRunning again. This is an asymmetric Dekker handshake: the changer
+//    issues membarrier(PRIVATE_EXPEDITED), so the threads' side needs only a
+//    compiler barrier (a full fence where membarrier is unavailable).
+//  * Request plans are rebuilt only by the control thread, only while every
+//    thread is quiescent; the release store of kRunning publishes them.
+#pragma once
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "mri_monitor.h"
+#include "mri_protocol.h"
+
+namespace mri::monitor {
+
+enum Mode : uint32_t {
+  kDormant = 0,   // no tool: annotations are never armed
+  kStopped = 1,   // attached; threads park at their next monitored event
+  kRunning = 2,   // attached and released
+  kDetached = 3,  // tool gone or segment refused: behave as dormant forever
+  kFinished = 4,  // Monitor_Final ran
+};
+
+inline constexpr uint32_t kMaxDepth = 256;  // monitored frames per thread
+
+struct Frame {
+  int32_t region;
+  uint32_t profiled;  // the region carries a profile request: parent's exclusive excludes it
+  uint64_t start;     // ticks at enter, shifted by the time spent parked since
+  uint64_t child;     // ticks spent in profiled subregions
+};
+
+struct alignas(64) ThreadState {
+  std::atomic<uint32_t> in_slow{0};
+  uint32_t index = 0;    // row in the segment
+  uint32_t depth = 0;    // frames in use
+  uint32_t overflow = 0; // enters not pushed because the stack was full
+  uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
+  proto::ThreadRecord* record = nullptr;
+  std::vector<uint32_t> open;  // per region: open monitored instances (recursion)
+  Frame frames[kMaxDepth];
+};
+
+// What the MCC does at one region, rebuilt at each release.
+struct RegionPlan {
+  uint32_t agg_begin = 0;   // into Global::plan_requests
+  uint16_t n_agg = 0;
+  uint16_t n_prof = 0;
+  uint32_t prof_begin = 0;  // into Global::plan_slices
+  uint8_t measure = 0;      // push a frame at enter
+  uint8_t armed = 0;
+};
+
+struct Global {
+  std::atomic<uint32_t> mode{kDormant};
+  uint32_t run_generation = 0;  // private futex word: parked threads wait on it
+
+  // Segment.
+  proto::View view;
+  int shmid = -1;
+  int tool_pidfd = -1;
+  uint32_t tool_pid = 0;
+  bool use_membarrier = false;
+  bool published = false;
+
+  // Regions: every registered descriptor and the published region of each.
+  std::mutex registry_mutex;
+  std::vector<Monitor_Region_Descriptor*> descriptors;
+  std::vector<const Monitor_Region_Descriptor*> region_first;  // one per region id
+  std::vector<const void*> modules;
+
+  // Threads: index -> state; states live until exit (the quiescing thread
+  // may look at them at any time).
+  std::atomic<uint32_t> next_thread{0};
+  std::atomic<ThreadState*>* threads = nullptr;  // [max_threads]
+  pthread_key_t thread_key{};
+
+  // Plans (read by application threads in the slow path while kRunning).
+  std::vector<RegionPlan> plans;
+  std::vector<uint32_t> plan_requests;  // aggregate request indices
+  std::vector<uint32_t> plan_slices;    // profile slice indices
+  std::vector<uint8_t> request_metric;  // per request: proto::Metric
+  int32_t breakpoint = -1;
+
+  // Control.
+  std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final
+  pthread_t control_thread{};
+  bool control_started = false;
+  uint32_t last_cmd_seq = 0;
+};
+
+// Never destroyed: the control thread and exit handlers may use it while the
+// process runs its static destructors.
+union GlobalStorage {
+  Global value;
+  constexpr GlobalStorage() : value() {}
+  ~GlobalStorage() {}
+};
+extern GlobalStorage g_storage;
+inline Global& g = g_storage.value;
+
+// session.cpp
+void publish_once();
+void publish_state(proto::AppState state, proto::StopReason reason, int32_t region,
+                   bool count_stop);
+void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void arm_all(unsigned char value);
+void quiesce(const ThreadState* self);
+bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self);
+
+// hot_path.cpp
+ThreadState* current_thread_state();
+
+}  // namespace mri::monitor

@@ -1,0 +1,538 @@
+// session.cpp - the MCC's connection to the tool: attaching to the segment,
+// publishing static information, the control thread that executes the
+// tool's commands, stopping the world, detaching.
+#include <linux/membarrier.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "monitor_internal.h"
+#include "mri_sync.h"
+#include "mri_timer.h"
+
+namespace mri::monitor {
+
+constinit GlobalStorage g_storage;
+
+namespace {
+
+using proto::AppState;
+using proto::StopReason;
+
+constexpr long kControlPollNs = 10'000'000;  // tool liveness check period: 10 ms
+constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
+
+proto::AppControl& app() { return g.view.header()->app; }
+
+void copy_message(char (&dst)[proto::kMessageBytes], const char* text) {
+  std::snprintf(dst, proto::kMessageBytes, "%s", text);
+}
+
+// Refuses the segment: tells the tool why when the header is ours enough to
+// write into, then behaves as dormant.
+void refuse(const char* why, bool header_writable) {
+  std::fprintf(stderr, "mri-monitor: not monitoring: %s\n", why);
+  if (header_writable) {
+    copy_message(app().refuse_reason, why);
+    sync::store(app().app_pid, uint32_t(getpid()));
+    sync::store(app().state, uint32_t(AppState::kRefused));
+    sync::bump(app().status_seq);
+    sync::futex_wake_shared(&app().status_seq);
+  }
+  if (g.view.base) shmdt(g.view.base);
+  g.view.base = nullptr;
+  g.mode.store(kDetached, std::memory_order_release);
+}
+
+void child_after_fork() {
+  // A forked child inherits the mapping but is not the monitored process.
+  g.mode.store(kDetached, std::memory_order_relaxed);
+  for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 0, __ATOMIC_RELAXED);
+  if (g.view.base) shmdt(g.view.base);
+  g.view.base = nullptr;
+}
+
+void thread_exit(void* p) {
+  auto* ts = static_cast<ThreadState*>(p);
+  uint32_t m = g.mode.load(std::memory_order_acquire);
+  if (ts && ts->record && (m == kRunning || m == kStopped))
+    sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+}
+
+// Attaches to the segment named by the environment. Runs from a constructor
+// before main(); on any problem the program runs unmonitored.
+void attach_from_environment() {
+  const char* id_text = std::getenv(proto::kEnvShmId);
+  if (!id_text) return;  // dormant
+  std::string id_copy = id_text;
+  const char* tool_text = std::getenv(proto::kEnvToolPid);
+  long tool_pid = tool_text ? std::strtol(tool_text, nullptr, 10) : 0;
+  // Children of the application must not attach to our segment.
+  unsetenv(proto::kEnvShmId);
+  unsetenv(proto::kEnvToolPid);
+
+  char* end = nullptr;
+  long shmid = std::strtol(id_copy.c_str(), &end, 10);
+  if (!end || *end != '\0' || shmid < 0) return refuse("MRI_SHMID is not a segment id", false);
+  struct shmid_ds ds;
+  if (shmctl(int(shmid), IPC_STAT, &ds) != 0) return refuse("MRI_SHMID names no accessible segment", false);
+  if (ds.shm_perm.uid != geteuid()) return refuse("segment belongs to another user", false);
+  if (ds.shm_segsz < sizeof(proto::Header)) return refuse("segment too small", false);
+  void* base = shmat(int(shmid), nullptr, 0);
+  if (base == reinterpret_cast<void*>(-1)) return refuse("cannot attach the segment", false);
+  g.view.base = static_cast<unsigned char*>(base);
+  g.shmid = int(shmid);
+
+  // Copy the header fields once (the tool could change them under us) and
+  // validate the copies.
+  proto::Header* h = g.view.header();
+  uint64_t magic = sync::load(h->magic);
+  if (magic != proto::kMagic) return refuse("segment has no MRI header (bad magic)", false);
+  uint32_t version = sync::load(h->protocol_version);
+  if (version != proto::kProtocolVersion) {
+    char why[proto::kMessageBytes];
+    std::snprintf(why, sizeof why,
+                  "protocol version mismatch: the tool speaks version %u, this application's "
+                  "libmonitor speaks version %u",
+                  version, proto::kProtocolVersion);
+    return refuse(why, true);
+  }
+  proto::Geometry geo = h->geometry;
+  if (const char* bad = proto::validate_geometry(geo)) return refuse(bad, true);
+  proto::Layout layout = proto::compute_layout(geo);
+  if (layout.total > ds.shm_segsz) return refuse("segment smaller than its geometry needs", true);
+  if (sync::load(h->header_size) != sizeof(proto::Header))
+    return refuse("header size mismatch", true);
+  uint32_t header_tool = sync::load(h->tool.tool_pid);
+  if (tool_pid <= 0 || uint32_t(tool_pid) != header_tool)
+    return refuse("tool pid in the environment and the segment disagree", true);
+  g.view.g = geo;
+  g.view.l = layout;
+  g.tool_pid = header_tool;
+  g.tool_pidfd = int(syscall(SYS_pidfd_open, pid_t(header_tool), 0));
+  if (g.tool_pidfd < 0 && kill(pid_t(header_tool), 0) != 0)
+    return refuse("the tool process is already gone", true);
+
+  g.use_membarrier =
+      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  g.threads = new std::atomic<ThreadState*>[geo.max_threads];
+  for (uint32_t i = 0; i < geo.max_threads; ++i) g.threads[i].store(nullptr);
+  pthread_key_create(&g.thread_key, thread_exit);
+  pthread_atfork(nullptr, nullptr, child_after_fork);
+  sync::store(app().app_pid, uint32_t(getpid()));
+
+  // The gate: every region is armed so the first monitored event of any
+  // thread publishes the static information and parks until released.
+  {
+    std::lock_guard<std::mutex> lock(g.registry_mutex);
+    g.mode.store(kStopped, std::memory_order_release);
+    for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 1, __ATOMIC_RELAXED);
+  }
+  std::atexit(Monitor_Final);
+}
+
+bool tool_alive() {
+  if (g.tool_pidfd >= 0) {
+    struct pollfd p{g.tool_pidfd, POLLIN, 0};
+    return poll(&p, 1, 0) == 0;  // readable once the process has exited
+  }
+  return getppid() == pid_t(g.tool_pid);
+}
+
+void detach(const char* why) {
+  std::lock_guard<std::mutex> lock(g.control_mutex);
+  uint32_t m = g.mode.load();
+  if (m == kDetached || m == kFinished || m == kDormant) return;
+  g.mode.store(kDetached, std::memory_order_seq_cst);
+  arm_all(0);
+  quiesce(nullptr);
+  sync::bump(g.run_generation);
+  sync::futex_wake_private(&g.run_generation);
+  std::fprintf(stderr, "mri-monitor: %s; detached, the application continues unmonitored\n", why);
+  // Every thread now sees kDetached before touching the segment.
+  shmdt(g.view.base);
+  g.view.base = nullptr;
+}
+
+// Rebuilds the per-region plans from the request table. Called only by the
+// control thread while every application thread is quiescent.
+void apply_requests() {
+  const proto::View& v = g.view;
+  const uint32_t nreg = uint32_t(g.region_first.size());
+  const uint32_t nthreads = std::min(g.next_thread.load(), v.g.max_threads);
+  const uint32_t words = proto::bitmap_words(v.g);
+
+  std::vector<std::vector<uint32_t>> agg(nreg), prof(nreg);
+  g.request_metric.assign(v.g.max_requests, 0);
+  std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
+  for (uint32_t r = 0; r < v.g.max_requests; ++r) {
+    proto::RequestRecord rec;
+    std::memcpy(&rec, v.request(r), sizeof rec);  // one fetch, then validate the copy
+    if (rec.state != uint32_t(proto::RequestState::kActive)) continue;
+    proto::RequestAck* ack = v.request_ack(r);
+    bool ok = rec.metric <= uint32_t(proto::Metric::kInstances) &&
+              (rec.kind == uint32_t(proto::RequestKind::kAggregate) ||
+               (rec.kind == uint32_t(proto::RequestKind::kProfile) &&
+                rec.profile_slice < v.g.max_profile_slices && !slice_used[rec.profile_slice]));
+    if (!ok) {
+      if (ack->status == 0 || ack->applied_generation != rec.generation) {
+        sync::store(app().bad_requests, sync::load(app().bad_requests) + 1);
+        note_error("ignoring corrupt request record %u", r);
+      }
+      ack->status = 1;
+      sync::store(ack->applied_generation, rec.generation);
+      continue;
+    }
+    const bool fresh = sync::load(ack->applied_generation) != rec.generation || ack->status != 0;
+    if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
+      slice_used[rec.profile_slice] = 1;
+      if (fresh)
+        for (uint32_t t = 0; t < nthreads; ++t)
+          std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
+    } else if (fresh) {
+      for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
+    }
+    g.request_metric[r] = uint8_t(rec.metric);
+    const uint64_t* bits = v.request_bitmap(r);
+    for (uint32_t w = 0; w < words; ++w) {
+      uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
+      while (word) {
+        uint32_t region = w * 64 + uint32_t(__builtin_ctzll(word));
+        word &= word - 1;
+        if (region >= nreg) continue;  // bits beyond the published regions mean nothing
+        if (rec.kind == uint32_t(proto::RequestKind::kProfile))
+          prof[region].push_back(rec.profile_slice);
+        else
+          agg[region].push_back(r);
+      }
+    }
+    ack->status = 0;
+    sync::store(ack->applied_generation, rec.generation);
+  }
+
+  // Regions open on some thread's stack stay armed so their exits pop frames.
+  std::vector<uint8_t> open(nreg, 0);
+  for (uint32_t t = 0; t < nthreads; ++t) {
+    ThreadState* ts = g.threads[t].load(std::memory_order_acquire);
+    if (!ts) continue;
+    for (uint32_t i = 0; i < ts->depth; ++i)
+      if (uint32_t(ts->frames[i].region) < nreg) open[ts->frames[i].region] = 1;
+  }
+
+  g.plans.assign(nreg, RegionPlan{});
+  g.plan_requests.clear();
+  g.plan_slices.clear();
+  for (uint32_t i = 0; i < nreg; ++i) {
+    RegionPlan& p = g.plans[i];
+    p.agg_begin = uint32_t(g.plan_requests.size());
+    p.n_agg = uint16_t(agg[i].size());
+    g.plan_requests.insert(g.plan_requests.end(), agg[i].begin(), agg[i].end());
+    p.prof_begin = uint32_t(g.plan_slices.size());
+    p.n_prof = uint16_t(prof[i].size());
+    g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
+    p.measure = (p.n_agg + p.n_prof) > 0;
+    p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
+  }
+}
+
+void handle_command(uint32_t seq) {
+  proto::ToolControl& tc = g.view.header()->tool;
+  const uint32_t cmd = sync::load(tc.cmd);
+  const int32_t breakpoint = sync::load(tc.breakpoint);
+  std::lock_guard<std::mutex> lock(g.control_mutex);
+  const uint32_t m = g.mode.load();
+  if (m != kRunning && m != kStopped) return;
+  switch (proto::Command(cmd)) {
+    case proto::Command::kRun: {
+      if (m != kStopped) {
+        note_error("run command while running: ignored");
+        break;
+      }
+      quiesce(nullptr);
+      const int32_t nreg = int32_t(g.region_first.size());
+      g.breakpoint = (breakpoint >= 0 && breakpoint < nreg) ? breakpoint : -1;
+      if (breakpoint >= nreg) note_error("breakpoint region %d out of range: ignored", breakpoint);
+      apply_requests();
+      sync::store(app().ack_cmd_seq, seq);
+      publish_state(AppState::kRunning, StopReason::kNone, -1, false);
+      for (auto* d : g.descriptors) {
+        const uint32_t id = uint32_t(d->id);
+        __atomic_store_n(&d->armed, id < g.plans.size() ? g.plans[id].armed : 0, __ATOMIC_RELAXED);
+      }
+      g.mode.store(kRunning, std::memory_order_seq_cst);
+      sync::bump(g.run_generation);
+      sync::futex_wake_private(&g.run_generation);
+      return;
+    }
+    case proto::Command::kStop:
+      if (m == kRunning) {
+        sync::store(app().ack_cmd_seq, seq);
+        try_stop_world(StopReason::kStopRequest, -1, nullptr);
+        return;
+      }
+      break;
+    case proto::Command::kTerminate: {
+      uint32_t expected = m;
+      g.mode.compare_exchange_strong(expected, kStopped);
+      arm_all(1);
+      quiesce(nullptr);
+      sync::store(app().ack_cmd_seq, seq);
+      publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false);
+      std::fflush(nullptr);
+      _exit(0);
+    }
+    default:
+      note_error("unknown command %u ignored", cmd);
+      break;
+  }
+  // Acknowledge commands that changed nothing so the tool's wait ends.
+  sync::store(app().ack_cmd_seq, seq);
+  sync::bump(app().status_seq);
+  sync::futex_wake_shared(&app().status_seq);
+}
+
+void* control_main(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  pthread_setname_np(pthread_self(), "mri-control");
+  proto::ToolControl& tc = g.view.header()->tool;
+  for (;;) {
+    const uint32_t m = g.mode.load();
+    if (m == kDetached || m == kFinished) return nullptr;
+    const uint32_t seq = sync::load(tc.cmd_seq);
+    if (seq != g.last_cmd_seq) {
+      g.last_cmd_seq = seq;
+      handle_command(seq);
+      continue;
+    }
+    sync::futex_wait_shared(&tc.cmd_seq, seq, kControlPollNs);
+    if (!tool_alive()) {
+      char why[96];
+      std::snprintf(why, sizeof why, "tool (pid %u) is gone", g.tool_pid);
+      detach(why);
+      return nullptr;
+    }
+  }
+}
+
+std::string thread_name_of_process() {
+  char name[32] = {0};
+  FILE* f = std::fopen("/proc/self/comm", "r");
+  if (f) {
+    if (std::fgets(name, sizeof name, f)) name[std::strcspn(name, "\n")] = '\0';
+    std::fclose(f);
+  }
+  return name;
+}
+
+}  // namespace
+
+void note_error(const char* fmt, ...) {
+  if (!g.view.base) return;
+  char text[proto::kMessageBytes];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  copy_message(app().last_error, text);
+}
+
+void arm_all(unsigned char value) {
+  std::lock_guard<std::mutex> lock(g.registry_mutex);
+  for (auto* d : g.descriptors) __atomic_store_n(&d->armed, value, __ATOMIC_RELAXED);
+}
+
+void quiesce(const ThreadState* self) {
+  // Pairs with the compiler barrier (or fence) after a thread sets in_slow.
+  if (g.use_membarrier)
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint32_t n = std::min(g.next_thread.load(), g.view.g.max_threads);
+  const uint64_t t0 = sync::monotonic_ns();
+  for (uint32_t i = 0; i < n; ++i) {
+    ThreadState* ts = g.threads[i].load(std::memory_order_acquire);
+    if (!ts || ts == self) continue;
+    bool warned = false;
+    while (ts->in_slow.load(std::memory_order_acquire)) {
+      sched_yield();
+      if (!warned && sync::monotonic_ns() - t0 > kQuiesceWarnNs) {
+        std::fprintf(stderr, "mri-monitor: thread %u is slow to leave the monitor\n", i);
+        warned = true;
+      }
+    }
+  }
+}
+
+void publish_state(AppState state, StopReason reason, int32_t region, bool count_stop) {
+  if (!g.view.base) return;
+  sync::store(app().stop_reason, uint32_t(reason));
+  sync::store(app().stop_region, region);
+  if (count_stop) sync::store(app().stops, sync::load(app().stops) + 1);
+  sync::store(app().state, uint32_t(state));
+  sync::bump(app().status_seq);
+  sync::futex_wake_shared(&app().status_seq);
+}
+
+bool try_stop_world(StopReason reason, int32_t region, const ThreadState* self) {
+  uint32_t expected = kRunning;
+  if (!g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst)) return false;
+  arm_all(1);
+  quiesce(self);
+  publish_state(AppState::kStopped, reason, region, true);
+  return true;
+}
+
+void publish_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (g.mode.load() != kStopped || !g.view.base) return;
+    std::lock_guard<std::mutex> lock(g.registry_mutex);
+    proto::View& v = g.view;
+    timer::Calibration cal = timer::calibrate();
+    app().ns_per_tick = cal.ns_per_tick;
+    sync::store(app().timer_kind, uint32_t(cal.kind));
+
+    uint32_t pool = 0, dropped = 0;
+    auto intern = [&](const char* s, uint32_t& off, uint32_t& len) {
+      size_t n = s ? std::strlen(s) : 0;
+      if (pool + n + 1 > v.g.string_pool_bytes) n = 0;  // pool full: empty name
+      std::memcpy(v.strings() + pool, s ? s : "", n);
+      v.strings()[pool + n] = '\0';
+      off = pool;
+      len = uint32_t(n);
+      pool += uint32_t(n) + 1;
+    };
+    std::unordered_map<std::string, uint32_t> files;
+    std::unordered_map<std::string, uint32_t> regions;  // identical descriptors share a region
+    g.region_first.clear();
+    for (auto* d : g.descriptors) {
+      std::string file = d->file ? d->file : "?";
+      auto fit = files.find(file);
+      uint32_t file_id;
+      if (fit == files.end()) {
+        if (files.size() >= v.g.max_files) {
+          d->id = -1;
+          ++dropped;
+          continue;
+        }
+        file_id = uint32_t(files.size());
+        files.emplace(file, file_id);
+        proto::FileRecord* fr = v.file(file_id);
+        intern(file.c_str(), fr->name_offset, fr->name_len);
+      } else {
+        file_id = fit->second;
+      }
+      std::string key = std::to_string(d->type) + ':' + std::to_string(file_id) + ':' +
+                        std::to_string(d->line) + ':' + (d->name ? d->name : "");
+      auto rit = regions.find(key);
+      if (rit != regions.end()) {
+        d->id = int(rit->second);
+        continue;
+      }
+      if (g.region_first.size() >= v.g.max_regions) {
+        d->id = -1;
+        ++dropped;
+        continue;
+      }
+      uint32_t id = uint32_t(g.region_first.size());
+      regions.emplace(key, id);
+      g.region_first.push_back(d);
+      d->id = int(id);
+      proto::RegionRecord* r = v.region(id);
+      r->type = d->type;
+      r->line = d->line;
+      r->file_id = file_id;
+      intern(d->name, r->name_offset, r->name_len);
+    }
+    sync::store(app().region_count, uint32_t(g.region_first.size()));
+    sync::store(app().file_count, uint32_t(files.size()));
+    sync::store(app().string_pool_used, pool);
+    sync::store(app().regions_dropped, dropped);
+    g.plans.assign(g.region_first.size(), RegionPlan{});
+    g.published = true;
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    g.control_started = pthread_create(&g.control_thread, &attr, control_main, nullptr) == 0;
+    pthread_attr_destroy(&attr);
+    if (!g.control_started) {
+      refuse("cannot start the control thread", true);
+      return;
+    }
+    publish_state(AppState::kStopped, StopReason::kLoaded, -1, false);
+  });
+}
+
+std::string process_name() { return thread_name_of_process(); }
+
+}  // namespace mri::monitor
+
+using namespace mri::monitor;
+
+extern "C" {
+
+__attribute__((constructor)) static void monitor_attach_at_start() { attach_from_environment(); }
+
+void Monitor_Register_Regions(Monitor_Region_Descriptor* begin, Monitor_Region_Descriptor* end) {
+  if (!begin || !end || begin >= end) return;
+  std::lock_guard<std::mutex> lock(g.registry_mutex);
+  for (const void* m : g.modules)
+    if (m == begin) return;
+  g.modules.push_back(begin);
+  const bool gate = g.mode.load() == kStopped && !g.published;
+  for (auto* d = begin; d < end; ++d) {
+    if (g.published) {
+      // Loaded after the static information went out (dlopen): not monitored.
+      if (g.view.base) mri::sync::store(g.view.header()->app.regions_dropped,
+                                   mri::sync::load(g.view.header()->app.regions_dropped) + 1);
+      continue;
+    }
+    g.descriptors.push_back(d);
+    if (gate) __atomic_store_n(&d->armed, 1, __ATOMIC_RELAXED);
+  }
+}
+
+void Monitor_Init(void) {
+  if (g.mode.load() != kStopped || g.published) return;
+  publish_once();
+  // Park like any thread at the gate until the tool releases the program.
+  ThreadState* ts = current_thread_state();
+  if (!ts) return;
+  Monitor_Region_Descriptor none{};  // a non-region: the slow path only parks
+  none.id = -1;
+  Monitor_Region_Enter_Slow(&none);
+}
+
+void Monitor_Final(void) {
+  std::lock_guard<std::mutex> lock(g.control_mutex);
+  uint32_t m = g.mode.load();
+  if (m != kRunning && m != kStopped) return;
+  if (!g.published) publish_once();
+  g.mode.store(kFinished, std::memory_order_seq_cst);
+  for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 0, __ATOMIC_RELAXED);
+  quiesce(current_thread_state());
+  publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
+  mri::sync::bump(g.run_generation);
+  mri::sync::futex_wake_private(&g.run_generation);
+}
+
+int Monitor_Is_Attached(void) {
+  uint32_t m = g.mode.load(std::memory_order_acquire);
+  return m == kRunning || m == kStopped;
+}
+
+}  // extern "C"

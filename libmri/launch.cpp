@@ -1,0 +1,307 @@
+// launch.cpp - creating the segment, starting the application, reading its
+// static information, finishing it.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "mri_sync.h"
+#include "tool_internal.h"
+
+extern char** environ;
+
+namespace mri::tool {
+namespace {
+
+constexpr int kDefaultLoadTimeoutMs = 10000;
+constexpr int kFinishGraceMs = 5000;
+
+uint32_t env_u32(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  unsigned long x = std::strtoul(v, &end, 10);
+  return (end && *end == '\0') ? uint32_t(x) : fallback;
+}
+
+// Resolves `path` like execvp does, for a clear error before starting.
+bool resolve_program(const char* path, std::string& resolved, std::string& why) {
+  auto check = [&](const std::string& p) {
+    struct stat st;
+    if (stat(p.c_str(), &st) != 0) return false;
+    if (!S_ISREG(st.st_mode)) {
+      why = p + " is not a regular file";
+      return false;
+    }
+    if (access(p.c_str(), X_OK) != 0) {
+      why = p + " is not executable";
+      return false;
+    }
+    resolved = p;
+    return true;
+  };
+  if (std::strchr(path, '/')) {
+    if (check(path)) return true;
+    if (why.empty()) why = std::string(path) + ": no such file";
+    return false;
+  }
+  const char* env_path = std::getenv("PATH");
+  std::string dirs = env_path ? env_path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    if (dir.empty()) dir = ".";
+    if (check(dir + "/" + path)) return true;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  if (why.empty()) why = std::string(path) + ": not found in PATH";
+  return false;
+}
+
+void kill_and_reap() {
+  if (s.pid > 0 && !s.reaped) {
+    kill(s.pid, SIGKILL);
+    int st = 0;
+    if (waitpid(s.pid, &st, 0) == s.pid) s.wait_status = st;
+    s.reaped = true;
+  }
+}
+
+// Validates the static information the application published (the tool
+// does not trust the segment either) and copies it.
+int read_static_information() {
+  const proto::View& v = s.view;
+  proto::AppControl& a = v.header()->app;
+  const uint32_t nreg = sync::load(a.region_count);
+  const uint32_t nfiles = sync::load(a.file_count);
+  const uint32_t pool = sync::load(a.string_pool_used);
+  if (nreg > v.g.max_regions || nfiles > v.g.max_files || pool > v.g.string_pool_bytes)
+    return fail("the application published an inconsistent region table");
+  auto str = [&](uint32_t off, uint32_t len, std::string& out) {
+    if (uint64_t(off) + len >= pool) return false;
+    out.assign(v.strings() + off, len);
+    return true;
+  };
+  s.files.assign(nfiles, "");
+  for (uint32_t i = 0; i < nfiles; ++i) {
+    proto::FileRecord fr = *v.file(i);
+    if (!str(fr.name_offset, fr.name_len, s.files[i]))
+      return fail("the application published a bad file name record");
+  }
+  s.regions.assign(nreg, RegionEntry{});
+  for (uint32_t i = 0; i < nreg; ++i) {
+    proto::RegionRecord rr = *v.region(i);
+    if (rr.type >= MRI_REGION_TYPE_COUNT || rr.file_id >= nfiles ||
+        !str(rr.name_offset, rr.name_len, s.regions[i].name))
+      return fail("the application published a bad region record");
+    s.regions[i].spec.type = MRI_Region_Type(rr.type);
+    s.regions[i].spec.id.file_ID = int(rr.file_id);
+    s.regions[i].spec.id.line_NR = rr.line;
+  }
+  s.ns_per_tick = a.ns_per_tick;
+  if (!(s.ns_per_tick > 0.0 && s.ns_per_tick < 1e6)) return fail("the application published a bad clock factor");
+  return MRI_OK;
+}
+
+std::string describe_wait_status(int st) {
+  char text[96];
+  if (WIFEXITED(st))
+    std::snprintf(text, sizeof text, "exited with status %d", WEXITSTATUS(st));
+  else if (WIFSIGNALED(st))
+    std::snprintf(text, sizeof text, "was killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+  else
+    std::snprintf(text, sizeof text, "ended (wait status %d)", st);
+  return text;
+}
+
+}  // namespace
+
+bool child_exited() {
+  std::lock_guard<std::mutex> lock(s.reap_mu);
+  if (s.reaped) return true;
+  if (s.pid <= 0) return true;
+  int st = 0;
+  pid_t r = waitpid(s.pid, &st, WNOHANG);
+  if (r == s.pid) {
+    s.wait_status = st;
+    s.reaped = true;
+    return true;
+  }
+  if (r < 0 && errno == ECHILD) {  // reaped elsewhere (SIGCHLD ignored): status unknown
+    s.reaped = true;
+    s.wait_status = 0;
+    return true;
+  }
+  return false;
+}
+
+void release_segment() {
+  if (s.view.base) shmdt(s.view.base);
+  s.view.base = nullptr;
+  s.shmid = -1;
+  if (s.pidfd >= 0) close(s.pidfd);
+  s.pidfd = -1;
+}
+
+int load_application(const char* path, char* const argv[]) {
+  std::string program, why;
+  if (!resolve_program(path, program, why)) return fail("cannot load the application: %s", why.c_str());
+
+  proto::Geometry geo = proto::kDefaultGeometry;
+  geo.max_regions = env_u32("MRI_MAX_REGIONS", geo.max_regions);
+  geo.max_threads = env_u32("MRI_MAX_THREADS", geo.max_threads);
+  if (const char* bad = proto::validate_geometry(geo))
+    return fail("bad MRI_MAX_REGIONS or MRI_MAX_THREADS: %s (at most %u regions, %u threads)", bad,
+                proto::kHardMaxRegions, proto::kHardMaxThreads);
+  const proto::Layout layout = proto::compute_layout(geo);
+
+  // The segment is marked for removal at once: Linux still lets the child
+  // attach it by id, and no crash of either side can leave it behind.
+  int shmid = shmget(IPC_PRIVATE, layout.total, IPC_CREAT | IPC_EXCL | 0600);
+  if (shmid < 0) return fail("cannot create the shared memory segment (%zu bytes): %s", size_t(layout.total), strerror(errno));
+  void* base = shmat(shmid, nullptr, 0);
+  if (base == reinterpret_cast<void*>(-1)) {
+    int e = errno;
+    shmctl(shmid, IPC_RMID, nullptr);
+    return fail("cannot attach the shared memory segment: %s", strerror(e));
+  }
+  shmctl(shmid, IPC_RMID, nullptr);
+  s.shmid = shmid;
+  s.view.base = static_cast<unsigned char*>(base);
+  s.view.g = geo;
+  s.view.l = layout;
+  proto::Header* h = s.view.header();
+  h->header_size = sizeof(proto::Header);
+  h->segment_size = layout.total;
+  h->geometry = geo;
+  h->tool.breakpoint = -1;
+  h->tool.tool_pid = uint32_t(getpid());
+  h->protocol_version = proto::kProtocolVersion;
+  sync::store(h->magic, proto::kMagic);
+  s.last_cmd_seq = 0;
+  s.slot_busy.assign(geo.max_requests, 0);
+  s.slice_busy.assign(geo.max_profile_slices, 0);
+
+  // Environment of the child: ours plus the segment.
+  std::vector<std::string> env_store;
+  for (char** e = environ; e && *e; ++e) {
+    if (std::strncmp(*e, "MRI_SHMID=", 10) == 0 || std::strncmp(*e, "MRI_TOOL_PID=", 13) == 0) continue;
+    env_store.emplace_back(*e);
+  }
+  env_store.push_back(std::string(proto::kEnvShmId) + "=" + std::to_string(shmid));
+  env_store.push_back(std::string(proto::kEnvToolPid) + "=" + std::to_string(getpid()));
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  std::string argv0 = path;
+  if (argv && argv[0]) {
+    for (char* const* a = argv; *a; ++a) args.push_back(*a);
+  } else {
+    args.push_back(argv0.data());
+  }
+  args.push_back(nullptr);
+
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, args.data(), envp.data());
+  if (rc != 0) {
+    release_segment();
+    return fail("cannot start %s: %s", program.c_str(), strerror(rc));
+  }
+  s.pid = pid;
+  s.reaped = false;
+  s.wait_status = 0;
+  s.loaded = true;
+  s.finish_requested = false;
+  s.pidfd = int(syscall(SYS_pidfd_open, pid, 0));
+
+  // Wait until it attached and published its static information.
+  const int timeout_ms = int(env_u32("MRI_LOAD_TIMEOUT_MS", kDefaultLoadTimeoutMs));
+  const uint64_t deadline = sync::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  proto::AppControl& a = h->app;
+  for (;;) {
+    const uint32_t seq = sync::load(a.status_seq);
+    const uint32_t state = sync::load(a.state);
+    if (state == uint32_t(proto::AppState::kRefused)) {
+      std::string reason(a.refuse_reason, strnlen(a.refuse_reason, sizeof a.refuse_reason));
+      kill_and_reap();
+      release_segment();
+      s.loaded = false;
+      return fail("the application refused the session: %s", reason.c_str());
+    }
+    if (state == uint32_t(proto::AppState::kStopped) || state == uint32_t(proto::AppState::kTerminated)) break;
+    if (child_exited()) {
+      std::string st = describe_wait_status(s.wait_status);
+      release_segment();
+      s.loaded = false;
+      return fail("%s %s before attaching to the tool: is it built with libmonitor (mri_monitor.h)?",
+                  program.c_str(), st.c_str());
+    }
+    if (sync::monotonic_ns() > deadline) {
+      kill_and_reap();
+      release_segment();
+      s.loaded = false;
+      return fail("%s did not attach within %d ms (MRI_LOAD_TIMEOUT_MS): is it built with libmonitor?",
+                  program.c_str(), timeout_ms);
+    }
+    sync::futex_wait_shared(&a.status_seq, seq, 20'000'000);
+  }
+  if (read_static_information() != MRI_OK) {
+    std::string msg = MRI_Get_Error_Message();
+    kill_and_reap();
+    release_segment();
+    s.loaded = false;
+    return fail("%s", msg.c_str());
+  }
+  // A rerun keeps the tool's requests (section 5).
+  for (auto& [id, r] : s.requests) {
+    r.slot = -1;
+    r.slice = -1;
+    r.placement_error.clear();
+    if (place_request(r) != MRI_OK) r.placement_error = MRI_Get_Error_Message();
+  }
+  clear_error();
+  return MRI_OK;
+}
+
+int finish_application() {
+  if (!s.loaded) return MRI_OK;
+  if (!child_exited()) {
+    proto::Header* h = s.view.header();
+    if (h && current_status() != MRI_APPLICATION_TERMINATED) {
+      s.finish_requested = true;
+      sync::store(h->tool.cmd, uint32_t(proto::Command::kTerminate));
+      s.last_cmd_seq = sync::bump(h->tool.cmd_seq);
+      sync::futex_wake_shared(&h->tool.cmd_seq);
+    }
+    const uint64_t deadline = sync::monotonic_ns() + uint64_t(kFinishGraceMs) * 1000000ull;
+    while (!child_exited()) {
+      if (sync::monotonic_ns() > deadline) {
+        std::lock_guard<std::mutex> lock(s.reap_mu);
+        kill_and_reap();
+        break;
+      }
+      if (s.pidfd >= 0) {
+        struct pollfd p{s.pidfd, POLLIN, 0};
+        poll(&p, 1, 20);
+      } else {
+        usleep(10000);
+      }
+    }
+  }
+  return MRI_OK;
+}
+
+}  // namespace mri::tool

@@ -1,0 +1,711 @@
+// mri_api.cpp - the Monitoring Request Interface entry points (include/mri.h).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "mri.h"
+#include "mri_sync.h"
+#include "tool_internal.h"
+
+namespace mri::tool {
+
+Session s;
+
+namespace {
+thread_local std::string t_error;
+
+bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
+  return a.type == b.type && a.id.file_ID == b.id.file_ID && a.id.line_NR == b.id.line_NR;
+}
+
+int region_index(const MRI_Region_Spec& spec) {
+  for (size_t i = 0; i < s.regions.size(); ++i)
+    if (same_region(s.regions[i].spec, spec)) return int(i);
+  return -1;
+}
+
+std::string describe_region(const MRI_Region_Spec& r) {
+  char text[160];
+  const char* file = (r.id.file_ID >= 0 && size_t(r.id.file_ID) < s.files.size())
+                         ? s.files[r.id.file_ID].c_str()
+                         : "?";
+  std::snprintf(text, sizeof text, "%s region at file %d (%s) line %d", MRI_Region_Type_Name(r.type),
+                r.id.file_ID, file, r.id.line_NR);
+  return text;
+}
+
+bool ri_implemented(MRI_Runtime_Information_Spec ri) {
+  return ri == MRI_EXECUTION_TIME || ri == MRI_NUMBER_OF_INSTANCES;
+}
+
+bool ri_known(MRI_Runtime_Information_Spec ri) {
+  switch (ri) {
+    case MRI_EXECUTION_TIME: case MRI_NUMBER_OF_INSTANCES: case MRI_REGION_EVENT:
+    case MRI_LC1_DATA_READ_MISS: case MRI_LC1_DATA_WRITE_MISS: case MRI_LC2_DATA_READ_MISS:
+    case MRI_LC2_DATA_WRITE_MISS: case MRI_LC3_DATA_READ_MISS: case MRI_LC3_DATA_WRITE_MISS:
+    case MRI_TOTAL_CYCLES: case MRI_TOTAL_INSTRUCTIONS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* unavailable_reason(MRI_Runtime_Information_Spec ri) {
+  if (ri == MRI_REGION_EVENT) return "trace records are not available yet in this version (no trace buffer)";
+  if (ri == MRI_TOTAL_CYCLES || ri == MRI_TOTAL_INSTRUCTIONS)
+    return "needs the PAPI hardware-counter backend, which this version does not have yet";
+  return "needs the PAPI or cache-simulator backend, which this version does not have yet";
+}
+
+// Checks what all four request kinds share. Needs mu held.
+int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MRI_Active_Object_Table* ao,
+                 MRI_Data_Structure_Table* variables, bool regions_may_be_empty, Request& out) {
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!ri) return fail("runtime information pointer is NULL");
+  if (!ri_known(*ri))
+    return fail("unknown runtime information %d (see Get_Available_Runtime_Information())", int(*ri));
+  if (!s.loaded)
+    return fail("no application loaded: call MRI_Application_Load() first, its regions are not known yet");
+  out.ri = *ri;
+  if (regions) {
+    if (regions->nr_Elements < 0) return fail("region table has a negative nr_Elements (%d)", regions->nr_Elements);
+    if (regions->nr_Elements > 0 && !regions->region)
+      return fail("region table has %d elements but a NULL region pointer", regions->nr_Elements);
+    for (int i = 0; i < regions->nr_Elements; ++i) {
+      const MRI_Region_Spec& r = regions->region[i];
+      if (region_index(r) < 0)
+        return fail("region table element %d: the application has no %s (see MRI_Get_Regions())", i,
+                    describe_region(r).c_str());
+      out.regions.push_back(r);
+    }
+  }
+  if (out.regions.empty() && !regions_may_be_empty)
+    return fail("the region table is empty: name at least one region");
+  if (ao) {
+    if (ao->nr_Elements < 0) return fail("active object table has a negative nr_Elements (%d)", ao->nr_Elements);
+    if (ao->nr_Elements > 0 && !ao->active_object)
+      return fail("active object table has %d elements but a NULL pointer", ao->nr_Elements);
+    for (int i = 0; i < ao->nr_Elements; ++i) {
+      const MRI_Active_Object_Spec& a = ao->active_object[i];
+      if (a.type == MRI_THREAD) {
+        if (a.id < 0 || uint32_t(a.id) >= s.view.g.max_threads)
+          return fail("active object %d: thread id %d out of range (0..%u)", i, a.id, s.view.g.max_threads - 1);
+      } else if (a.type == MRI_PROCESS) {
+        if (a.id != s.pid)
+          return fail("active object %d: process %d is not the application (pid %d)", i, a.id, int(s.pid));
+      } else if (a.type == MRI_NODE) {
+        return fail("active object %d: node-level monitoring is not available (single-node monitor)", i);
+      } else {
+        return fail("active object %d: unknown type %d", i, int(a.type));
+      }
+      out.active_objects.push_back(a);
+    }
+  }
+  if (variables) {
+    if (variables->nr_Elements < 0) return fail("data structure table has a negative nr_Elements");
+    if (variables->nr_Elements > 1) return fail("at most one data structure per request (section 3.1)");
+    if (variables->nr_Elements == 1) {
+      if (*ri == MRI_EXECUTION_TIME || *ri == MRI_NUMBER_OF_INSTANCES)
+        return fail("a data structure cannot restrict %s: only cache events have addresses",
+                    MRI_Runtime_Information_Name(*ri));
+      return fail("data-structure monitoring needs the cache-simulator backend, which this version does not have yet");
+    }
+  }
+  if (!ri_implemented(*ri))
+    return fail("runtime information %s is not available: %s", MRI_Runtime_Information_Name(*ri),
+                unavailable_reason(*ri));
+  return MRI_OK;
+}
+
+MRI_Request_ID add_request(Request&& r) {
+  r.id = s.next_id++;
+  if (place_request(r) != MRI_OK) {
+    --s.next_id;
+    return MRI_Error;
+  }
+  MRI_Request_ID id = r.id;
+  s.requests.emplace(id, std::move(r));
+  clear_error();
+  return id;
+}
+
+void send_command(proto::Command cmd, int32_t breakpoint) {
+  proto::ToolControl& tc = s.view.header()->tool;
+  sync::store(tc.cmd, uint32_t(cmd));
+  sync::store(tc.breakpoint, breakpoint);
+  s.last_cmd_seq = sync::bump(tc.cmd_seq);
+  sync::futex_wake_shared(&tc.cmd_seq);
+}
+
+int wait_status(int64_t timeout_ms) {
+  const uint64_t deadline =
+      timeout_ms < 0 ? UINT64_MAX : sync::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
+  for (;;) {
+    proto::View v;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (!s.initialized) return fail("MRI_Init() has not been called");
+      if (!s.loaded) return fail("no application loaded");
+      v = s.view;
+    }
+    const uint32_t seq = sync::load(v.header()->app.status_seq);
+    const MRI_Application_Status st = current_status();
+    if (st != MRI_APPLICATION_RUNNING) {
+      clear_error();
+      return st;
+    }
+    const uint64_t now = sync::monotonic_ns();
+    if (now >= deadline) {
+      clear_error();
+      return MRI_APPLICATION_RUNNING;
+    }
+    const uint64_t left = deadline - now;
+    sync::futex_wait_shared(&v.header()->app.status_seq, seq, long(std::min<uint64_t>(left, 20'000'000)));
+  }
+}
+
+}  // namespace
+
+int fail(const char* fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  t_error = text;
+  return MRI_Error;
+}
+
+void clear_error() { t_error.clear(); }
+
+bool is_serial_region_type(MRI_Region_Type type) {
+  return type == MRI_REGION_PROGRAM || type == MRI_REGION_ROUTINE || type == MRI_REGION_LOOP ||
+         type == MRI_REGION_BLOCK;
+}
+
+MRI_Application_Status current_status() {
+  if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
+  const proto::AppControl& a = s.view.header()->app;
+  uint32_t state, ack, seq;
+  do {
+    seq = sync::load(a.status_seq);
+    state = sync::load(a.state);
+    ack = sync::load(a.ack_cmd_seq);
+  } while (seq != sync::load(a.status_seq));
+  if (state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
+  if (child_exited()) return MRI_APPLICATION_TERMINATED;
+  if (state == uint32_t(proto::AppState::kStopped) && ack == s.last_cmd_seq) return MRI_APPLICATION_STOPPED;
+  return MRI_APPLICATION_RUNNING;
+}
+
+int place_request(Request& r) {
+  if (!s.loaded || !s.view.base) return fail("no application loaded");
+  for (const auto& spec : r.regions)
+    if (region_index(spec) < 0)
+      return fail("the application has no %s", describe_region(spec).c_str());
+  int slot = -1;
+  for (size_t i = 0; i < s.slot_busy.size(); ++i)
+    if (!s.slot_busy[i]) {
+      slot = int(i);
+      break;
+    }
+  if (slot < 0) return fail("too many requests: at most %u at a time; delete some first", s.view.g.max_requests);
+  int slice = -1;
+  if (r.kind == MRI_PROFILE_REQUEST) {
+    for (size_t i = 0; i < s.slice_busy.size(); ++i)
+      if (!s.slice_busy[i]) {
+        slice = int(i);
+        break;
+      }
+    if (slice < 0)
+      return fail("too many profile requests: at most %u at a time; delete one first", s.view.g.max_profile_slices);
+  }
+  proto::RequestRecord* rec = s.view.request(uint32_t(slot));
+  uint64_t* bits = s.view.request_bitmap(uint32_t(slot));
+  const uint32_t words = proto::bitmap_words(s.view.g);
+  std::fill(bits, bits + words, 0);
+  if (r.regions.empty()) {
+    for (size_t i = 0; i < s.regions.size(); ++i) bits[i / 64] |= 1ull << (i % 64);
+  } else {
+    for (const auto& spec : r.regions) {
+      const int i = region_index(spec);
+      bits[i / 64] |= 1ull << (i % 64);
+    }
+  }
+  rec->kind = r.kind == MRI_PROFILE_REQUEST ? uint32_t(proto::RequestKind::kProfile)
+                                            : uint32_t(proto::RequestKind::kAggregate);
+  rec->metric = r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
+                                                : uint32_t(proto::Metric::kExecutionTime);
+  rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
+  r.generation = rec->generation + 1;
+  sync::store(rec->generation, r.generation);
+  sync::store(rec->state, uint32_t(proto::RequestState::kActive));
+  sync::bump(s.view.header()->tool.requests_seq);
+  s.slot_busy[slot] = 1;
+  if (slice >= 0) s.slice_busy[slice] = 1;
+  r.slot = slot;
+  r.slice = slice;
+  return MRI_OK;
+}
+
+void unplace_request(Request& r) {
+  if (r.slot >= 0 && s.view.base) {
+    sync::store(s.view.request(uint32_t(r.slot))->state, uint32_t(proto::RequestState::kFree));
+    sync::bump(s.view.header()->tool.requests_seq);
+    s.slot_busy[r.slot] = 0;
+    if (r.slice >= 0) s.slice_busy[r.slice] = 0;
+  }
+  r.slot = -1;
+  r.slice = -1;
+}
+
+bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy) {
+  const proto::ThreadRecord* rec = s.view.thread(thread);
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    const uint32_t a = sync::load(rec->seq);
+    if (a & 1) {
+      if (attempt > 100 && child_exited()) break;  // died mid-update: take what is there
+      if (attempt > 100) usleep(10);
+      continue;
+    }
+    copy();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sync::load(rec->seq) == a) return true;
+  }
+  copy();
+  return false;
+}
+
+std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec ri) {
+  std::vector<MRI_Aggregation_Spec> out;
+  if (ri == MRI_EXECUTION_TIME) {
+    for (auto target : {MRI_PER_THREAD, MRI_PER_PROCESS})
+      for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG, MRI_COUNT}) out.push_back({op, target});
+  } else if (ri == MRI_NUMBER_OF_INSTANCES) {
+    out.push_back({MRI_SUM, MRI_PER_THREAD});
+    for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG}) out.push_back({op, MRI_PER_PROCESS});
+  } else if (ri != MRI_REGION_EVENT && ri_known(ri)) {
+    // Counter events aggregate like time once a backend provides them.
+    for (auto target : {MRI_PER_THREAD, MRI_PER_PROCESS})
+      for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG, MRI_COUNT}) out.push_back({op, target});
+  }
+  return out;
+}
+
+std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec ri, const MRI_Aggregation_Spec& agg,
+                                                  const std::vector<ThreadSlot>& slots, int process_id,
+                                                  double ns_per_tick) {
+  const bool instances = ri == MRI_NUMBER_OF_INSTANCES;
+  const double scale = instances ? 1.0 : ns_per_tick;
+  std::vector<MRI_Aggregate_Value> out;
+  auto thread_ao = [](int t) { return MRI_Active_Object_Spec{MRI_THREAD, t}; };
+  if (agg.target == MRI_PER_THREAD) {
+    for (const auto& ts : slots) {
+      MRI_Aggregate_Value v{};
+      v.active_object = thread_ao(ts.thread);
+      v.count = ts.slot.count;
+      const auto& sl = ts.slot;
+      switch (agg.operation) {
+        case MRI_SUM: v.value = instances ? double(sl.count) : double(sl.sum) * scale; break;
+        case MRI_MIN: v.value = instances ? double(sl.count) : double(sl.min) * scale; break;
+        case MRI_MAX: v.value = instances ? double(sl.count) : double(sl.max) * scale; break;
+        case MRI_AVG: v.value = sl.count ? double(sl.sum) * scale / double(sl.count) : 0.0; break;
+        case MRI_COUNT: v.value = double(sl.count); break;
+      }
+      if (agg.operation == MRI_MIN || agg.operation == MRI_MAX) {
+        v.has_focus = sl.count > 0;
+        v.focus_active_object = v.active_object;
+      }
+      out.push_back(v);
+    }
+    return out;
+  }
+  // PER_PROCESS: combine the threads.
+  MRI_Aggregate_Value v{};
+  v.active_object = {MRI_PROCESS, process_id};
+  uint64_t count = 0, sum = 0, threads_with_events = 0;
+  bool have = false;
+  double best = 0.0;
+  int focus = -1;
+  for (const auto& ts : slots) {
+    const auto& sl = ts.slot;
+    count += sl.count;
+    sum += sl.sum;
+    if (sl.count == 0) continue;
+    ++threads_with_events;
+    double candidate = 0.0;
+    if (agg.operation == MRI_MIN) candidate = instances ? double(sl.count) : double(sl.min) * scale;
+    if (agg.operation == MRI_MAX) candidate = instances ? double(sl.count) : double(sl.max) * scale;
+    if (agg.operation == MRI_MIN || agg.operation == MRI_MAX) {
+      bool better = !have || (agg.operation == MRI_MIN ? candidate < best : candidate > best);
+      if (better) {
+        best = candidate;
+        focus = ts.thread;
+        have = true;
+      }
+    }
+  }
+  v.count = count;
+  switch (agg.operation) {
+    case MRI_SUM: v.value = instances ? double(count) : double(sum) * scale; break;
+    case MRI_COUNT: v.value = double(count); break;
+    case MRI_AVG:
+      if (instances)
+        v.value = threads_with_events ? double(count) / double(threads_with_events) : 0.0;
+      else
+        v.value = count ? double(sum) * scale / double(count) : 0.0;
+      break;
+    case MRI_MIN:
+    case MRI_MAX:
+      v.value = best;
+      v.has_focus = have;
+      if (have) v.focus_active_object = thread_ao(focus);
+      break;
+  }
+  out.push_back(v);
+  return out;
+}
+
+}  // namespace mri::tool
+
+using namespace mri;
+using namespace mri::tool;
+
+extern "C" {
+
+const char* MRI_Get_Error_Message(void) { return t_error.c_str(); }
+int MRI_Get_Protocol_Version(void) { return int(proto::kProtocolVersion); }
+
+int MRI_Init(void) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.initialized) return fail("MRI_Init() called twice");
+  s.initialized = true;
+  s.next_id = 1;
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Finalize(void) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  finish_application();
+  release_segment();
+  s.loaded = false;
+  s.requests.clear();
+  s.regions.clear();
+  s.files.clear();
+  s.initialized = false;
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Application_Load(const char* path, char* const argv[]) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!path || !*path) return fail("application path is NULL or empty");
+  if (s.loaded) {
+    if (!child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
+      return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
+    finish_application();
+    release_segment();
+    s.loaded = false;
+  }
+  return load_application(path, argv);
+}
+
+int MRI_Application_Finish(void) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  finish_application();
+  clear_error();
+  return MRI_OK;
+}
+
+static int release(const MRI_Region_Spec* region) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded: call MRI_Application_Load() first");
+  const MRI_Application_Status st = current_status();
+  if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
+  if (st == MRI_APPLICATION_RUNNING) return fail("the application is running: wait for it to stop (MRI_Wait) or stop it (MRI_Stop)");
+  int32_t bp = -1;
+  if (region) {
+    bp = region_index(*region);
+    if (bp < 0) return fail("breakpoint: the application has no %s", describe_region(*region).c_str());
+    if (!is_serial_region_type(region->type))
+      return fail("breakpoint: %s \"%s\" is a %s region; only serial regions (program, routine, loop, block) can be breakpoints",
+                  describe_region(*region).c_str(), s.regions[bp].name.c_str(), MRI_Region_Type_Name(region->type));
+  }
+  send_command(proto::Command::kRun, bp);
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Start(void) { return release(nullptr); }
+
+int MRI_Start_Stop(MRI_Region_Spec* region) {
+  if (!region) return fail("breakpoint region is NULL");
+  return release(region);
+}
+
+int MRI_Stop(void) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  const MRI_Application_Status st = current_status();
+  if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
+  if (st == MRI_APPLICATION_STOPPED) {
+    clear_error();
+    return MRI_OK;  // already stopped
+  }
+  send_command(proto::Command::kStop, -1);
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Wait(void) { return wait_status(-1); }
+
+int MRI_Wait_Timeout(int timeout_ms) {
+  if (timeout_ms < 0) return fail("negative timeout");
+  return wait_status(timeout_ms);
+}
+
+int MRI_No_Wait(void) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  clear_error();
+  return current_status();
+}
+
+int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
+  if (!info) return fail("status info pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  std::memset(info, 0, sizeof *info);
+  info->status = current_status();
+  if (!s.loaded) return MRI_OK;
+  const proto::AppControl& a = s.view.header()->app;
+  info->pid = s.pid;
+  info->stops = sync::load(a.stops);
+  const auto reason = proto::StopReason(sync::load(a.stop_reason));
+  if (info->status == MRI_APPLICATION_TERMINATED) {
+    if (s.reaped && WIFSIGNALED(s.wait_status)) {
+      info->reason = MRI_STOP_SIGNALED;
+      info->signal = WTERMSIG(s.wait_status);
+    } else if (reason == proto::StopReason::kTerminatedByTool || (s.finish_requested && !s.reaped)) {
+      info->reason = MRI_STOP_TERMINATED_BY_TOOL;
+    } else {
+      info->reason = MRI_STOP_EXITED;
+      if (s.reaped && WIFEXITED(s.wait_status)) info->exit_code = WEXITSTATUS(s.wait_status);
+    }
+    if (s.finish_requested && reason == proto::StopReason::kTerminatedByTool) info->reason = MRI_STOP_TERMINATED_BY_TOOL;
+  } else if (info->status == MRI_APPLICATION_STOPPED) {
+    switch (reason) {
+      case proto::StopReason::kLoaded: info->reason = MRI_STOP_LOADED; break;
+      case proto::StopReason::kBreakpoint: info->reason = MRI_STOP_BREAKPOINT; break;
+      case proto::StopReason::kStopRequest: info->reason = MRI_STOP_STOP_REQUEST; break;
+      default: info->reason = MRI_STOP_NONE; break;
+    }
+    const int32_t region = sync::load(a.stop_region);
+    if (region >= 0 && size_t(region) < s.regions.size()) info->region = s.regions[region].spec;
+  }
+  clear_error();
+  return MRI_OK;
+}
+
+MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                                     MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables,
+                                     MRI_Aggregation_Spec* aggregation) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  Request r;
+  r.kind = MRI_AGGREGATE_REQUEST;
+  if (check_common(ri, regions, ao, variables, false, r) != MRI_OK) return MRI_Error;
+  if (*ri == MRI_REGION_EVENT) return fail("MRI_REGION_EVENT is only for trace requests and cannot be aggregated");
+  if (!aggregation) return fail("aggregation pointer is NULL");
+  if (aggregation->operation < MRI_SUM || aggregation->operation > MRI_COUNT)
+    return fail("unknown aggregation operation %d", int(aggregation->operation));
+  if (aggregation->target < MRI_PER_THREAD || aggregation->target > MRI_PER_NODE)
+    return fail("unknown aggregation target %d", int(aggregation->target));
+  if (aggregation->target == MRI_PER_NODE)
+    return fail("aggregation target PER_NODE is not available: this monitor covers one node");
+  const MRI_Active_Object_Type want = aggregation->target == MRI_PER_THREAD ? MRI_THREAD : MRI_PROCESS;
+  for (const auto& a : r.active_objects)
+    if (a.type != want)
+      return fail("aggregation target %s needs %s active objects, but the table has a %s (section 2: target and active objects must match)",
+                  aggregation->target == MRI_PER_THREAD ? "PER_THREAD" : "PER_PROCESS",
+                  want == MRI_THREAD ? "thread" : "process", a.type == MRI_THREAD ? "thread" : a.type == MRI_PROCESS ? "process" : "node");
+  bool valid = false;
+  for (const auto& a : aggregations_for(*ri))
+    if (a.operation == aggregation->operation && a.target == aggregation->target) valid = true;
+  if (!valid)
+    return fail("aggregation %s %s is not available for %s (see Get_Available_Aggregations())",
+                MRI_Aggregation_Operation_Name(aggregation->operation),
+                aggregation->target == MRI_PER_THREAD ? "PER_THREAD" : "PER_PROCESS", MRI_Runtime_Information_Name(*ri));
+  r.aggregation = *aggregation;
+  return add_request(std::move(r));
+}
+
+MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                                     MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables,
+                                     int* histogram_elements_nr) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!histogram_elements_nr) return fail("histogram_elements_nr is NULL");
+  if (*histogram_elements_nr <= 0) return fail("histogram needs at least one bin (got %d)", *histogram_elements_nr);
+  (void)ri; (void)regions; (void)ao; (void)variables;
+  return fail("histogram requests are not yet available: they need the cache-simulator backend, which this version does not have");
+}
+
+MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                                 MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  (void)ri; (void)regions; (void)ao; (void)variables;
+  return fail("trace requests are not yet available in this version (no trace buffer)");
+}
+
+MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                                   MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  Request r;
+  r.kind = MRI_PROFILE_REQUEST;
+  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
+  if (*ri == MRI_REGION_EVENT) return fail("MRI_REGION_EVENT is only for trace requests");
+  for (const auto& a : r.active_objects)
+    if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
+      return fail("profile active objects must be threads or the process");
+  return add_request(std::move(r));
+}
+
+int MRI_Request_Delete(MRI_Request_ID request) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  auto it = s.requests.find(request);
+  if (it == s.requests.end())
+    return fail("request %d does not exist (never created, or already deleted)", request);
+  unplace_request(it->second);
+  s.requests.erase(it);
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Get_Data(MRI_Request_ID request, void** results) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!results) return fail("results pointer is NULL");
+  auto it = s.requests.find(request);
+  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
+  Request& r = it->second;
+  if (!s.loaded || !s.view.base) return fail("no application loaded");
+  if (r.slot < 0) return fail("request %d is not in place in this run: %s", request, r.placement_error.c_str());
+  const proto::RequestAck ack = *s.view.request_ack(uint32_t(r.slot));
+  const bool active = ack.applied_generation == r.generation && ack.status == 0;
+  const uint32_t nthreads = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+
+  auto wanted_thread = [&](int t) {
+    if (r.active_objects.empty()) return true;
+    for (const auto& a : r.active_objects)
+      if (a.type == MRI_PROCESS || (a.type == MRI_THREAD && a.id == t)) return true;
+    return false;
+  };
+
+  if (r.kind == MRI_AGGREGATE_REQUEST) {
+    std::vector<ThreadSlot> slots;
+    if (r.aggregation.target == MRI_PER_THREAD && !r.active_objects.empty()) {
+      for (const auto& a : r.active_objects) slots.push_back({a.id, {}});
+    } else {
+      for (uint32_t t = 0; t < nthreads; ++t) slots.push_back({int(t), {}});
+    }
+    for (auto& ts : slots) {
+      if (!active || uint32_t(ts.thread) >= nthreads) continue;
+      read_thread_consistent(uint32_t(ts.thread),
+                             [&] { ts.slot = *s.view.aggregate(uint32_t(ts.thread), uint32_t(r.slot)); });
+    }
+    r.agg_values = reduce_aggregate(r.ri, r.aggregation, slots, int(s.pid), s.ns_per_tick);
+    r.agg_result.kind = MRI_AGGREGATE_REQUEST;
+    r.agg_result.ri = r.ri;
+    r.agg_result.aggregation = r.aggregation;
+    r.agg_result.active = active;
+    r.agg_result.nr_Elements = int(r.agg_values.size());
+    r.agg_result.element = r.agg_values.data();
+    *results = &r.agg_result;
+    clear_error();
+    return MRI_OK;
+  }
+
+  // Profile.
+  std::vector<int> region_ids;
+  if (r.regions.empty()) {
+    for (size_t i = 0; i < s.regions.size(); ++i) region_ids.push_back(int(i));
+  } else {
+    for (const auto& spec : r.regions) region_ids.push_back(region_index(spec));
+  }
+  std::vector<int> threads;
+  for (uint32_t t = 0; t < nthreads; ++t)
+    if (wanted_thread(int(t))) threads.push_back(int(t));
+  const size_t nr = region_ids.size(), nt = threads.size();
+  r.prof_elements.assign(nr, MRI_Profile_Element{});
+  r.prof_values.assign(nr * nt, MRI_Profile_Value{});
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : s.ns_per_tick;
+  std::vector<proto::ProfileSlot> row(s.regions.size());
+  for (size_t ti = 0; ti < nt; ++ti) {
+    const uint32_t t = uint32_t(threads[ti]);
+    if (active)
+      read_thread_consistent(t, [&] {
+        std::memcpy(row.data(), s.view.profile_row(uint32_t(r.slice), t), row.size() * sizeof(proto::ProfileSlot));
+      });
+    else
+      std::fill(row.begin(), row.end(), proto::ProfileSlot{});
+    for (size_t ri = 0; ri < nr; ++ri) {
+      const proto::ProfileSlot& sl = row[size_t(region_ids[ri])];
+      MRI_Profile_Value& v = r.prof_values[ri * nt + ti];
+      v.active_object = {MRI_THREAD, int(t)};
+      v.instances = sl.calls;
+      v.inclusive = scale > 0 ? double(sl.inclusive) * scale : double(sl.calls);
+      v.exclusive = scale > 0 ? double(sl.exclusive) * scale : double(sl.calls);
+    }
+  }
+  for (size_t ri = 0; ri < nr; ++ri) {
+    MRI_Profile_Element& e = r.prof_elements[ri];
+    e.region = s.regions[size_t(region_ids[ri])].spec;
+    e.nr_Active_Objects = int(nt);
+    e.per_active_object = nt ? &r.prof_values[ri * nt] : nullptr;
+    for (size_t ti = 0; ti < nt; ++ti) {
+      e.instances += e.per_active_object[ti].instances;
+      e.inclusive += e.per_active_object[ti].inclusive;
+      e.exclusive += e.per_active_object[ti].exclusive;
+    }
+  }
+  r.prof_result.kind = MRI_PROFILE_REQUEST;
+  r.prof_result.ri = r.ri;
+  r.prof_result.active = active;
+  r.prof_result.nr_Elements = int(nr);
+  r.prof_result.element = r.prof_elements.data();
+  *results = &r.prof_result;
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
+  (void)function;
+  return fail("trace call-backs are not yet available in this version (no trace requests)");
+}
+
+MRI_Trace_Element_Spec* MRI_Get_First_Trace_Record(void) {
+  fail("trace records are not yet available in this version");
+  return nullptr;
+}
+
+MRI_Trace_Element_Spec* MRI_Get_Next_Trace_Record(void) {
+  fail("trace records are not yet available in this version");
+  return nullptr;
+}
+
+}  // extern "C"

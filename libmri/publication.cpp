@@ -1,0 +1,283 @@
+// publication.cpp - the publication interface (paper section 6) and the
+// application's static information.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "mri.h"
+#include "mri_sync.h"
+#include "tool_internal.h"
+
+using namespace mri;
+using namespace mri::tool;
+
+namespace {
+
+struct RiDescription {
+  MRI_Runtime_Information_Spec ri;
+  const char* name;
+  const char* description;
+  const char* backend;
+  int needs_counter;
+};
+
+constexpr RiDescription kRuntimeInformation[] = {
+    {MRI_EXECUTION_TIME, "EXECUTION_TIME", "wall-clock time of a region instance, inclusive of subregions", "timer", 0},
+    {MRI_NUMBER_OF_INSTANCES, "NUMBER_OF_INSTANCES", "number of executed region instances", "timer", 0},
+    {MRI_REGION_EVENT, "REGION_EVENT", "a trace record at every region enter and exit", "timer", 0},
+    {MRI_LC1_DATA_READ_MISS, "LC1_DATA_READ_MISS", "level 1 data cache read misses", "papi", 1},
+    {MRI_LC1_DATA_WRITE_MISS, "LC1_DATA_WRITE_MISS", "level 1 data cache write misses", "papi", 1},
+    {MRI_LC2_DATA_READ_MISS, "LC2_DATA_READ_MISS", "level 2 data cache read misses", "papi", 1},
+    {MRI_LC2_DATA_WRITE_MISS, "LC2_DATA_WRITE_MISS", "level 2 data cache write misses", "papi", 1},
+    {MRI_LC3_DATA_READ_MISS, "LC3_DATA_READ_MISS", "level 3 data cache read misses", "papi", 1},
+    {MRI_LC3_DATA_WRITE_MISS, "LC3_DATA_WRITE_MISS", "level 3 data cache write misses", "papi", 1},
+    {MRI_TOTAL_CYCLES, "TOTAL_CYCLES", "processor cycles", "papi", 1},
+    {MRI_TOTAL_INSTRUCTIONS, "TOTAL_INSTRUCTIONS", "instructions completed", "papi", 1},
+};
+
+const char* kNotYet = "needs the PAPI backend, which this version does not have yet";
+
+long sysconf_or(int name, long fallback) {
+  long v = sysconf(name);
+  return v > 0 ? v : fallback;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* MRI_Runtime_Information_Name(MRI_Runtime_Information_Spec ri) {
+  for (const auto& d : kRuntimeInformation)
+    if (d.ri == ri) return d.name;
+  return "?";
+}
+
+const char* MRI_Aggregation_Operation_Name(MRI_Aggregation_Operation op) {
+  switch (op) {
+    case MRI_SUM: return "SUM";
+    case MRI_MIN: return "MIN";
+    case MRI_MAX: return "MAX";
+    case MRI_AVG: return "AVG";
+    case MRI_COUNT: return "COUNT";
+  }
+  return "?";
+}
+
+const char* MRI_Region_Type_Name(MRI_Region_Type type) {
+  switch (type) {
+    case MRI_REGION_PROGRAM: return "PROGRAM";
+    case MRI_REGION_ROUTINE: return "ROUTINE";
+    case MRI_REGION_LOOP: return "LOOP";
+    case MRI_REGION_BLOCK: return "BLOCK";
+    case MRI_REGION_PARALLEL: return "PARALLEL";
+    case MRI_REGION_PARALLEL_LOOP: return "PARALLEL_LOOP";
+    case MRI_REGION_PARALLEL_SECTIONS: return "PARALLEL_SECTIONS";
+    case MRI_REGION_MASTER: return "MASTER";
+    case MRI_REGION_TYPE_COUNT: break;
+  }
+  return "?";
+}
+
+int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Spec* ri) {
+  if (!name || !ri) return fail("name or result pointer is NULL");
+  const char* bare = std::strncmp(name, "MRI_", 4) == 0 ? name + 4 : name;
+  for (const auto& d : kRuntimeInformation)
+    if (std::strcmp(d.name, bare) == 0) {
+      *ri = d.ri;
+      clear_error();
+      return MRI_OK;
+    }
+  return fail("unknown runtime information \"%s\"; events by PAPI name need the PAPI backend, which this version does not have yet", name);
+}
+
+int MRI_Get_System_Information(MRI_HW_Info* info) {
+  if (!info) return fail("info pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  std::memset(info, 0, sizeof *info);
+  info->nr_CPUs = int(sysconf_or(_SC_NPROCESSORS_ONLN, 1));
+  info->nr_Cores = info->nr_CPUs;
+  info->nr_Sockets = 1;
+  info->nr_NUMA_Nodes = 1;
+  info->time_entity = MRI_NANOSECONDS;
+  std::snprintf(info->topology_source, sizeof info->topology_source, "sysconf");
+  std::snprintf(info->counter_source, sizeof info->counter_source, "none: no PAPI backend in this version");
+  struct Level {
+    int level, data, instr, size, line, assoc;
+  };
+  const Level levels[] = {
+      {1, 1, 0, _SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL1_DCACHE_LINESIZE, _SC_LEVEL1_DCACHE_ASSOC},
+      {1, 0, 1, _SC_LEVEL1_ICACHE_SIZE, _SC_LEVEL1_ICACHE_LINESIZE, _SC_LEVEL1_ICACHE_ASSOC},
+      {2, 1, 1, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL2_CACHE_LINESIZE, _SC_LEVEL2_CACHE_ASSOC},
+      {3, 1, 1, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL3_CACHE_LINESIZE, _SC_LEVEL3_CACHE_ASSOC},
+  };
+  for (const auto& l : levels) {
+    long size = sysconf(l.size);
+    if (size <= 0) continue;
+    MRI_Cache_Info& c = info->cache[info->nr_Cache_Levels++];
+    c.level = l.level;
+    c.is_data = l.data;
+    c.is_instruction = l.instr;
+    c.size_bytes = (unsigned long long)size;
+    c.line_size_bytes = int(sysconf_or(l.line, 0));
+    c.associativity = int(sysconf_or(l.assoc, 0));
+  }
+  clear_error();
+  return MRI_OK;
+}
+
+int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
+  if (!table) return fail("table pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  s.ri_table.clear();
+  for (const auto& d : kRuntimeInformation) {
+    MRI_Runtime_Information_Info i{};
+    i.ri = d.ri;
+    i.name = d.name;
+    i.description = d.description;
+    i.backend = d.backend;
+    i.needs_counter = d.needs_counter;
+    if (d.ri == MRI_EXECUTION_TIME || d.ri == MRI_NUMBER_OF_INSTANCES) {
+      i.available = 1;
+      i.reason = "";
+      i.request_kinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
+    } else if (d.ri == MRI_REGION_EVENT) {
+      i.available = 0;
+      i.reason = "trace requests are not available yet in this version";
+      i.request_kinds = 1 << MRI_TRACE_REQUEST;
+    } else {
+      i.available = 0;
+      i.reason = kNotYet;
+      i.request_kinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
+    }
+    s.ri_table.push_back(i);
+  }
+  table->info = s.ri_table.data();
+  table->nr_Elements = int(s.ri_table.size());
+  clear_error();
+  return MRI_OK;
+}
+
+int Get_Available_Aggregations(MRI_Runtime_Information_Spec ri, MRI_Aggregation_Table* table) {
+  if (!table) return fail("table pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (std::strcmp(MRI_Runtime_Information_Name(ri), "?") == 0) return fail("unknown runtime information %d", int(ri));
+  s.agg_table = aggregations_for(ri);
+  table->aggregation = s.agg_table.empty() ? nullptr : s.agg_table.data();
+  table->nr_Elements = int(s.agg_table.size());
+  clear_error();
+  return MRI_OK;
+}
+
+int Get_Available_Active_Objects(MRI_Active_Object_Table* table) {
+  if (!table) return fail("table pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  s.ao_table.clear();
+  s.ao_table.push_back({MRI_PROCESS, int(s.pid)});
+  const uint32_t n = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  for (uint32_t t = 0; t < n; ++t)
+    if (sync::load(s.view.thread(t)->status) != uint32_t(proto::ThreadStatus::kUnused))
+      s.ao_table.push_back({MRI_THREAD, int(t)});
+  table->active_object = s.ao_table.data();
+  table->nr_Elements = int(s.ao_table.size());
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Object_Info* info) {
+  if (!ao || !info) return fail("active object or info pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  std::memset(info, 0, sizeof *info);
+  info->active_object = *ao;
+  if (ao->type == MRI_PROCESS) {
+    if (ao->id != s.pid) return fail("process %d is not the application (pid %d)", ao->id, int(s.pid));
+    info->os_id = s.pid;
+    info->alive = !child_exited();
+    char path[64], name[32] = {0};
+    std::snprintf(path, sizeof path, "/proc/%d/comm", int(s.pid));
+    if (FILE* f = std::fopen(path, "r")) {
+      if (std::fgets(name, sizeof name, f)) name[std::strcspn(name, "\n")] = '\0';
+      std::fclose(f);
+    }
+    std::snprintf(info->name, sizeof info->name, "%s", name);
+    clear_error();
+    return MRI_OK;
+  }
+  if (ao->type != MRI_THREAD) return fail("unknown active object type %d", int(ao->type));
+  const uint32_t n = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  if (ao->id < 0 || uint32_t(ao->id) >= n) return fail("thread %d has not been seen (%u threads so far)", ao->id, n);
+  const proto::ThreadRecord* rec = s.view.thread(uint32_t(ao->id));
+  info->os_id = rec->os_tid;
+  std::memcpy(info->name, rec->name, proto::kThreadNameBytes);
+  info->name[proto::kThreadNameBytes - 1] = '\0';
+  info->alive = sync::load(rec->status) == uint32_t(proto::ThreadStatus::kAlive) && !child_exited();
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Get_Regions(MRI_Region_Table* table) {
+  if (!table) return fail("table pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  s.region_table.clear();
+  for (const auto& r : s.regions) s.region_table.push_back(r.spec);
+  table->region = s.region_table.empty() ? nullptr : s.region_table.data();
+  table->nr_Elements = int(s.region_table.size());
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
+  if (!region || !info) return fail("region or info pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  for (const auto& r : s.regions)
+    if (r.spec.type == region->type && r.spec.id.file_ID == region->id.file_ID &&
+        r.spec.id.line_NR == region->id.line_NR) {
+      info->region = r.spec;
+      info->name = r.name.c_str();
+      info->file = s.files[size_t(r.spec.id.file_ID)].c_str();
+      clear_error();
+      return MRI_OK;
+    }
+  return fail("the application has no %s region at file %d line %d", MRI_Region_Type_Name(region->type),
+              region->id.file_ID, region->id.line_NR);
+}
+
+int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
+  if (!name || !region) return fail("name or region pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded) return fail("no application loaded");
+  int found = 0;
+  for (const auto& r : s.regions)
+    if (r.name == name) {
+      if (found++ == 0) *region = r.spec;
+    }
+  if (found == 0) return fail("the application has no region named \"%s\"", name);
+  if (found > 1) return fail("%d regions are named \"%s\": pick one from MRI_Get_Regions()", found, name);
+  clear_error();
+  return MRI_OK;
+}
+
+const char* MRI_Get_File_Name(int file_ID) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.loaded || file_ID < 0 || size_t(file_ID) >= s.files.size()) {
+    fail("no source file with id %d", file_ID);
+    return nullptr;
+  }
+  clear_error();
+  return s.files[size_t(file_ID)].c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,116 @@
+// tool_internal.h - libmri's state and the pure helpers that the unit tests
+// exercise directly.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mri.h"
+#include "mri_protocol.h"
+
+namespace mri::tool {
+
+// Sets the calling thread's error message and returns MRI_Error.
+int fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void clear_error();
+
+struct Request {
+  MRI_Request_ID id = 0;
+  MRI_Request_Kind kind = MRI_AGGREGATE_REQUEST;
+  MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+  std::vector<MRI_Region_Spec> regions;  // empty: every region (profile)
+  std::vector<MRI_Active_Object_Spec> active_objects;  // empty: all
+  MRI_Aggregation_Spec aggregation{MRI_SUM, MRI_PER_THREAD};
+
+  // Placement in the current segment.
+  int slot = -1;
+  int slice = -1;
+  uint32_t generation = 0;
+  std::string placement_error;  // why it could not be placed in this run
+
+  // Result buffers handed out by MRI_Get_Data().
+  std::vector<MRI_Aggregate_Value> agg_values;
+  MRI_Aggregate_Request_Results agg_result{};
+  std::vector<MRI_Profile_Element> prof_elements;
+  std::vector<MRI_Profile_Value> prof_values;
+  MRI_Histogram_Profile_Results prof_result{};
+};
+
+struct RegionEntry {
+  MRI_Region_Spec spec;
+  std::string name;
+};
+
+struct Session {
+  std::mutex mu;  // never held while waiting for the application
+  bool initialized = false;
+
+  // The application of the current (or last) run.
+  bool loaded = false;   // a segment and a process exist (or existed)
+  pid_t pid = -1;
+  int pidfd = -1;
+  bool reaped = false;
+  int wait_status = 0;
+  std::mutex reap_mu;
+  int shmid = -1;
+  proto::View view;
+  double ns_per_tick = 1.0;
+  std::vector<RegionEntry> regions;
+  std::vector<std::string> files;
+  std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
+  bool finish_requested = false;
+
+  std::map<MRI_Request_ID, Request> requests;
+  MRI_Request_ID next_id = 1;
+  std::vector<uint8_t> slot_busy;   // request records in use
+  std::vector<uint8_t> slice_busy;  // profile slices in use
+
+  // Buffers for the publication interface.
+  std::vector<MRI_Runtime_Information_Info> ri_table;
+  std::vector<MRI_Aggregation_Spec> agg_table;
+  std::vector<MRI_Active_Object_Spec> ao_table;
+  std::vector<MRI_Region_Spec> region_table;
+};
+
+extern Session s;
+
+// Reduction of per-thread aggregate slots to the values of one request.
+// Pure: `slots[i]` is thread `threads[i]`'s slot; times are scaled by
+// ns_per_tick. Used by MRI_Get_Data and tested on its own.
+struct ThreadSlot {
+  int thread;
+  proto::AggregateSlot slot;
+};
+std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec ri,
+                                                  const MRI_Aggregation_Spec& agg,
+                                                  const std::vector<ThreadSlot>& slots,
+                                                  int process_id, double ns_per_tick);
+
+// Which aggregations the MCC implements for a runtime information.
+std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec ri);
+bool is_serial_region_type(MRI_Region_Type type);
+
+// Launch and segment management (launch.cpp).
+int load_application(const char* path, char* const argv[]);
+int finish_application();
+void release_segment();
+bool child_exited();  // reaps when possible
+
+// Consistent copy of thread t's result rows (sequence lock).
+bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy);
+
+// Application status as seen by the tool.
+MRI_Application_Status current_status();
+
+// Puts a request's record into the current segment (needs mu held).
+int place_request(Request& r);
+void unplace_request(Request& r);
+
+}  // namespace mri::tool

@@ -1,0 +1,312 @@
+// mri_protocol.h - THE shared-memory layout between libmri (tool process)
+// and libmonitor (application process). Both sides include this one header;
+// nothing else crosses the process boundary.
+//
+// Rules (see docs/protocol.md):
+//  * Every word has exactly one writer process. Tool-written words are in
+//    ToolControl and RequestRecord; everything else is written by the
+//    application. There are no cross-process locks: a process may die at any
+//    instant.
+//  * Waiting is done with futex waits with a timeout on 32-bit words, plus a
+//    liveness check of the peer (pidfd) after each timeout.
+//  * The application treats the segment as untrusted: the geometry is bounded
+//    by hard limits, the layout is recomputed from it and checked against the
+//    kernel's segment size, and every index read from a request is checked.
+//  * The protocol version changes whenever this file changes the layout or
+//    the meaning of a field; it is independent of the library version.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#ifndef MRI_PROTOCOL_VERSION
+#define MRI_PROTOCOL_VERSION 1
+#endif
+
+namespace mri::proto {
+
+inline constexpr uint64_t kMagic = 0x314d48535f49524dULL;  // "MRI_SHM1" little-endian
+inline constexpr uint32_t kProtocolVersion = MRI_PROTOCOL_VERSION;
+
+// Environment variables through which the tool hands the segment to the
+// application it starts.
+inline constexpr const char* kEnvShmId = "MRI_SHMID";
+inline constexpr const char* kEnvToolPid = "MRI_TOOL_PID";
+
+// Hard limits: the application refuses a geometry above them, so a corrupt
+// header cannot make it compute huge offsets.
+inline constexpr uint32_t kHardMaxRegions = 1u << 16;
+inline constexpr uint32_t kHardMaxThreads = 1024;
+inline constexpr uint32_t kHardMaxRequests = 1024;
+inline constexpr uint32_t kHardMaxProfileSlices = 16;
+inline constexpr uint32_t kHardMaxFiles = 1u << 14;
+inline constexpr uint32_t kHardMaxStringPool = 16u << 20;
+
+inline constexpr uint32_t kMessageBytes = 256;
+inline constexpr uint32_t kThreadNameBytes = 16;
+inline constexpr uint32_t kCacheLine = 64;
+
+enum class AppState : uint32_t {
+  kLoading = 0,     // segment created, application not attached yet
+  kStopped = 1,     // parked; see stop_reason
+  kRunning = 2,
+  kTerminated = 3,  // Monitor_Final ran (normal exit or tool's terminate)
+  kRefused = 4,     // the application refused the segment (refuse_reason)
+};
+
+enum class StopReason : uint32_t {
+  kNone = 0,
+  kLoaded = 1,
+  kBreakpoint = 2,
+  kStopRequest = 3,
+  kExited = 4,
+  kTerminatedByTool = 6,
+};
+
+enum class Command : uint32_t {
+  kNone = 0,
+  kRun = 1,        // release; breakpoint region in ToolControl::breakpoint (-1: none)
+  kStop = 2,       // stop at the next monitored event of each thread
+  kTerminate = 3,  // publish final state and exit
+};
+
+enum class RequestState : uint32_t { kFree = 0, kActive = 1 };
+
+enum class RequestKind : uint32_t { kAggregate = 0, kHistogram = 1, kTrace = 2, kProfile = 3 };
+
+// Runtime information the application measures. Mirrors the values of
+// MRI_Runtime_Information_Spec that the MCC implements.
+enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1 };
+
+// Capacities, chosen by the tool before the application starts.
+struct Geometry {
+  uint32_t max_regions;
+  uint32_t max_threads;
+  uint32_t max_requests;
+  uint32_t max_profile_slices;
+  uint32_t max_files;
+  uint32_t string_pool_bytes;
+};
+static_assert(sizeof(Geometry) == 24);
+
+// Words written by the tool only.
+struct alignas(kCacheLine) ToolControl {
+  uint32_t cmd_seq;     // futex word: incremented after a command's fields are written
+  uint32_t cmd;         // Command
+  int32_t breakpoint;   // region index for kRun, -1 for none
+  uint32_t tool_pid;
+  uint32_t requests_seq;  // incremented whenever the request table changes
+  uint32_t reserved[11];
+};
+static_assert(sizeof(ToolControl) == kCacheLine);
+
+// Words written by the application only.
+struct alignas(kCacheLine) AppControl {
+  uint32_t status_seq;   // futex word: incremented after any field below changed
+  uint32_t state;        // AppState
+  uint32_t stop_reason;  // StopReason
+  int32_t stop_region;   // region index of the breakpoint that stopped it
+  uint32_t ack_cmd_seq;  // last cmd_seq the application has acted on
+  uint32_t app_pid;
+  uint32_t stops;        // number of stops in this run
+  uint32_t region_count;
+  uint32_t file_count;
+  uint32_t string_pool_used;
+  uint32_t thread_count;       // threads registered (rows in use)
+  uint32_t regions_dropped;    // regions beyond max_regions (not monitored)
+  uint32_t threads_dropped;    // threads beyond max_threads (not monitored)
+  uint32_t bad_requests;       // corrupt request records ignored
+  uint32_t timer_kind;         // 0 = rdtsc, 1 = clock_gettime(CLOCK_MONOTONIC)
+  uint32_t unmatched_exits;    // exits without a matching monitored enter
+  double ns_per_tick;          // conversion of all time values in this segment
+  uint32_t reserved[14];
+  char refuse_reason[kMessageBytes];  // AppState::kRefused: why
+  char last_error[kMessageBytes];     // latest problem the MCC noticed
+};
+static_assert(offsetof(AppControl, ns_per_tick) == 64);
+static_assert(sizeof(AppControl) == 128 + 2 * kMessageBytes);
+
+struct alignas(kCacheLine) Header {
+  uint64_t magic;
+  uint32_t protocol_version;
+  uint32_t header_size;  // sizeof(Header)
+  uint64_t segment_size;  // bytes the tool created
+  Geometry geometry;
+  uint32_t reserved[4];
+  ToolControl tool;
+  AppControl app;
+};
+static_assert(offsetof(Header, tool) == 64);
+static_assert(offsetof(Header, app) == 128);
+static_assert(sizeof(Header) == 128 + sizeof(AppControl));
+
+// Static information (written once by the application at attach).
+struct RegionRecord {
+  uint32_t type;  // MRI_Region_Type
+  int32_t line;
+  uint32_t file_id;
+  uint32_t name_offset;  // into the string pool
+  uint32_t name_len;
+  uint32_t reserved;
+};
+static_assert(sizeof(RegionRecord) == 24);
+
+struct FileRecord {
+  uint32_t name_offset;
+  uint32_t name_len;
+};
+static_assert(sizeof(FileRecord) == 8);
+
+enum class ThreadStatus : uint32_t { kUnused = 0, kAlive = 1, kExited = 2 };
+
+// One row per application thread (active object). `seq` is a sequence lock
+// over this thread's result slots: odd while the thread updates them.
+struct alignas(kCacheLine) ThreadRecord {
+  uint32_t seq;
+  uint32_t status;  // ThreadStatus
+  int32_t os_tid;
+  uint32_t reserved;
+  char name[kThreadNameBytes];
+  uint64_t events;  // monitored events this thread took through the slow path
+  uint8_t pad[kCacheLine - 40];
+};
+static_assert(sizeof(ThreadRecord) == kCacheLine);
+
+// A request as the tool submits it. The region set is a bitmap in the
+// request-bitmap area (one row of bitmap_words() words per request).
+struct alignas(16) RequestRecord {
+  uint32_t state;       // RequestState
+  uint32_t generation;  // changes whenever the slot is reused
+  uint32_t kind;        // RequestKind
+  uint32_t metric;      // Metric
+  uint32_t profile_slice;  // kProfile: which profile slice holds its results
+  uint32_t reserved[3];
+};
+static_assert(sizeof(RequestRecord) == 32);
+
+// Written by the application when it applied a request.
+struct RequestAck {
+  uint32_t applied_generation;  // generation whose results the slots hold
+  uint32_t status;              // 0 = ok, 1 = rejected (bad record)
+};
+static_assert(sizeof(RequestAck) == 8);
+
+// Result slot of an aggregate request for one thread. Time in ticks.
+struct AggregateSlot {
+  uint64_t count;
+  uint64_t sum;
+  uint64_t min;
+  uint64_t max;
+};
+static_assert(sizeof(AggregateSlot) == 32);
+
+// Profile slot for one (slice, thread, region). Time in ticks.
+struct ProfileSlot {
+  uint64_t calls;
+  uint64_t inclusive;
+  uint64_t exclusive;
+  uint64_t reserved;
+};
+static_assert(sizeof(ProfileSlot) == 32);
+
+// Byte offsets of each area from the segment start. A pure function of the
+// geometry, computed identically on both sides.
+struct Layout {
+  uint64_t regions;
+  uint64_t files;
+  uint64_t strings;
+  uint64_t threads;
+  uint64_t requests;
+  uint64_t request_bitmaps;
+  uint64_t request_acks;
+  uint64_t aggregates;  // [thread][request]
+  uint64_t profiles;    // [slice][thread][region]
+  uint64_t total;
+};
+
+constexpr uint32_t bitmap_words(const Geometry& g) { return (g.max_regions + 63) / 64; }
+
+constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+constexpr Layout compute_layout(const Geometry& g) {
+  Layout l{};
+  uint64_t at = align_up(sizeof(Header), 4096);
+  auto take = [&at](uint64_t bytes) {
+    uint64_t start = at;
+    at = align_up(at + bytes, kCacheLine);
+    return start;
+  };
+  l.regions = take(uint64_t{g.max_regions} * sizeof(RegionRecord));
+  l.files = take(uint64_t{g.max_files} * sizeof(FileRecord));
+  l.strings = take(g.string_pool_bytes);
+  l.threads = take(uint64_t{g.max_threads} * sizeof(ThreadRecord));
+  l.requests = take(uint64_t{g.max_requests} * sizeof(RequestRecord));
+  l.request_bitmaps = take(uint64_t{g.max_requests} * bitmap_words(g) * sizeof(uint64_t));
+  l.request_acks = take(uint64_t{g.max_requests} * sizeof(RequestAck));
+  at = align_up(at, 4096);
+  l.aggregates = take(uint64_t{g.max_threads} * g.max_requests * sizeof(AggregateSlot));
+  at = align_up(at, 4096);
+  l.profiles =
+      take(uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot));
+  l.total = align_up(at, 4096);
+  return l;
+}
+
+// Returns nullptr when the geometry is acceptable, else why not.
+constexpr const char* validate_geometry(const Geometry& g) {
+  if (g.max_regions == 0 || g.max_regions > kHardMaxRegions) return "max_regions out of range";
+  if (g.max_threads == 0 || g.max_threads > kHardMaxThreads) return "max_threads out of range";
+  if (g.max_requests == 0 || g.max_requests > kHardMaxRequests) return "max_requests out of range";
+  if (g.max_profile_slices == 0 || g.max_profile_slices > kHardMaxProfileSlices)
+    return "max_profile_slices out of range";
+  if (g.max_files == 0 || g.max_files > kHardMaxFiles) return "max_files out of range";
+  if (g.string_pool_bytes == 0 || g.string_pool_bytes > kHardMaxStringPool)
+    return "string_pool_bytes out of range";
+  return nullptr;
+}
+
+// Default capacities. Shared memory pages are only backed once touched, so
+// the large profile area costs memory only for the rows in use.
+inline constexpr Geometry kDefaultGeometry{
+    /*max_regions=*/4096, /*max_threads=*/128,  /*max_requests=*/256,
+    /*max_profile_slices=*/4, /*max_files=*/1024, /*string_pool_bytes=*/1u << 20};
+
+static_assert(validate_geometry(kDefaultGeometry) == nullptr);
+static_assert(compute_layout(kDefaultGeometry).total < (1ull << 32));
+
+// Typed views of the areas (no bounds checks: callers check indices against
+// the geometry first).
+struct View {
+  unsigned char* base = nullptr;
+  Geometry g{};
+  Layout l{};
+
+  Header* header() const { return reinterpret_cast<Header*>(base); }
+  RegionRecord* region(uint32_t i) const {
+    return reinterpret_cast<RegionRecord*>(base + l.regions) + i;
+  }
+  FileRecord* file(uint32_t i) const { return reinterpret_cast<FileRecord*>(base + l.files) + i; }
+  char* strings() const { return reinterpret_cast<char*>(base + l.strings); }
+  ThreadRecord* thread(uint32_t i) const {
+    return reinterpret_cast<ThreadRecord*>(base + l.threads) + i;
+  }
+  RequestRecord* request(uint32_t i) const {
+    return reinterpret_cast<RequestRecord*>(base + l.requests) + i;
+  }
+  uint64_t* request_bitmap(uint32_t i) const {
+    return reinterpret_cast<uint64_t*>(base + l.request_bitmaps) + uint64_t{i} * bitmap_words(g);
+  }
+  RequestAck* request_ack(uint32_t i) const {
+    return reinterpret_cast<RequestAck*>(base + l.request_acks) + i;
+  }
+  AggregateSlot* aggregate(uint32_t thread, uint32_t request) const {
+    return reinterpret_cast<AggregateSlot*>(base + l.aggregates) +
+           uint64_t{thread} * g.max_requests + request;
+  }
+  ProfileSlot* profile_row(uint32_t slice, uint32_t thread) const {
+    return reinterpret_cast<ProfileSlot*>(base + l.profiles) +
+           (uint64_t{slice} * g.max_threads + thread) * g.max_regions;
+  }
+};
+
+}  // namespace mri::proto

@@ -1,0 +1,258 @@
+// mri - command-line front end of the Monitoring Request Interface.
+//
+//   mri profile [options] -- PROGRAM [ARGS...]   per-region time profile
+//   mri regions -- PROGRAM [ARGS...]             the program's static information
+//   mri info                                     what this monitor can measure here
+//
+// Uses only the public C API (include/mri.h).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mri.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: mri profile [--sort incl|excl|calls|name] [--per-thread] [--all] -- PROGRAM [ARGS...]\n"
+    "       mri regions -- PROGRAM [ARGS...]\n"
+    "       mri info\n"
+    "       mri --help | --version\n"
+    "\n"
+    "profile   run PROGRAM (built with libmonitor) to completion and print, per region,\n"
+    "          calls, inclusive and exclusive time, in total and per thread\n"
+    "          --sort KEY     order of the rows (default: incl)\n"
+    "          --per-thread   also print one table per thread (default when >1 thread)\n"
+    "          --all          include regions that never ran\n"
+    "regions   list the regions PROGRAM publishes, then end it\n"
+    "info      list the runtime information, aggregations and machine facts\n";
+
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "mri: %s: %s\n", what, MRI_Get_Error_Message());
+  MRI_Finalize();
+  std::exit(1);
+}
+
+[[noreturn]] void usage_error(const char* fmt, const char* arg) {
+  std::fprintf(stderr, "mri: ");
+  std::fprintf(stderr, fmt, arg);
+  std::fprintf(stderr, "\n%s", kUsage);
+  std::exit(2);
+}
+
+struct Row {
+  std::string name, type, where;
+  unsigned long long calls;
+  double incl, excl;  // ns
+};
+
+std::string location(const MRI_Region_Spec& r) {
+  MRI_Region_Info info;
+  if (MRI_Get_Region_Info(&r, &info) != MRI_OK) return "?";
+  const char* base = std::strrchr(info.file, '/');
+  return std::string(base ? base + 1 : info.file) + ":" + std::to_string(r.id.line_NR);
+}
+
+std::string region_name(const MRI_Region_Spec& r) {
+  MRI_Region_Info info;
+  return MRI_Get_Region_Info(&r, &info) == MRI_OK ? info.name : "?";
+}
+
+void print_table(const char* title, std::vector<Row> rows, const std::string& sort, double total_ns) {
+  std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    if (sort == "excl") return a.excl > b.excl;
+    if (sort == "calls") return a.calls > b.calls;
+    if (sort == "name") return a.name < b.name;
+    return a.incl > b.incl;
+  });
+  size_t wn = 6, ww = 8;
+  for (const auto& r : rows) {
+    wn = std::max(wn, r.name.size());
+    ww = std::max(ww, r.where.size());
+  }
+  std::printf("\n%s\n", title);
+  std::printf("  %-*s  %-13s  %-*s  %12s  %14s  %14s  %7s\n", int(wn), "region", "type", int(ww), "location",
+              "calls", "incl [ms]", "excl [ms]", "incl %");
+  for (const auto& r : rows)
+    std::printf("  %-*s  %-13s  %-*s  %12llu  %14.3f  %14.3f  %6.1f%%\n", int(wn), r.name.c_str(), r.type.c_str(),
+                int(ww), r.where.c_str(), r.calls, r.incl / 1e6, r.excl / 1e6,
+                total_ns > 0 ? 100.0 * r.incl / total_ns : 0.0);
+}
+
+int load(char** argv) {
+  if (MRI_Init() != MRI_OK) die("init");
+  if (MRI_Application_Load(argv[0], argv) != MRI_OK) die("cannot load the program");
+  return 0;
+}
+
+// Ends the run and returns the program's exit status for ours.
+int final_status(const char* program) {
+  MRI_Application_Status_Info st;
+  MRI_Get_Application_Status(&st);
+  if (st.reason == MRI_STOP_SIGNALED) {
+    std::fprintf(stderr, "mri: %s was killed by signal %d (%s); results up to then are shown\n", program, st.signal,
+                 strsignal(st.signal));
+    return 128 + st.signal;
+  }
+  return st.exit_code;
+}
+
+int cmd_profile(int argc, char** argv) {
+  std::string sort = "incl";
+  bool per_thread = false, all = false;
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--sort") {
+      if (i + 1 >= argc) usage_error("%s needs a value", "--sort");
+      sort = argv[++i];
+      if (sort != "incl" && sort != "excl" && sort != "calls" && sort != "name")
+        usage_error("unknown sort key '%s' (incl, excl, calls, name)", sort.c_str());
+    } else if (a == "--per-thread") {
+      per_thread = true;
+    } else if (a == "--all") {
+      all = true;
+    } else if (a.size() && a[0] == '-') {
+      usage_error("unknown option '%s'", a.c_str());
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
+  char** prog = argv + i;
+  load(prog);
+
+  MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+  MRI_Region_Table every{nullptr, 0};
+  MRI_Request_ID req = MRI_Profile_Request(&ri, &every, nullptr, nullptr);
+  if (req < 0) die("profile request");
+  if (MRI_Start() != MRI_OK) die("start");
+  for (;;) {
+    int st = MRI_Wait();
+    if (st == MRI_Error) die("wait");
+    if (st == MRI_APPLICATION_TERMINATED) break;
+    if (MRI_Start() != MRI_OK) die("continue");  // stopped by someone else: keep going
+  }
+  void* data = nullptr;
+  if (MRI_Get_Data(req, &data) != MRI_OK) die("results");
+  auto* prof = static_cast<MRI_Histogram_Profile_Results*>(data);
+
+  int nthreads = prof->nr_Elements ? prof->element[0].nr_Active_Objects : 0;
+  std::vector<Row> rows;
+  std::vector<std::vector<Row>> thread_rows(static_cast<size_t>(nthreads));
+  double total = 0;
+  for (int e = 0; e < prof->nr_Elements; ++e) {
+    const MRI_Profile_Element& el = prof->element[e];
+    if (el.instances == 0 && !all) continue;
+    Row r{region_name(el.region), MRI_Region_Type_Name(el.region.type), location(el.region), el.instances,
+          el.inclusive, el.exclusive};
+    if (el.region.type == MRI_REGION_PROGRAM) total = std::max(total, el.inclusive);
+    rows.push_back(r);
+    for (int t = 0; t < el.nr_Active_Objects && t < nthreads; ++t) {
+      const MRI_Profile_Value& v = el.per_active_object[t];
+      if (v.instances == 0 && !all) continue;
+      thread_rows[size_t(t)].push_back({r.name, r.type, r.where, v.instances, v.inclusive, v.exclusive});
+    }
+  }
+  if (total <= 0)
+    for (const auto& r : rows) total = std::max(total, r.incl);
+
+  MRI_Application_Status_Info st;
+  MRI_Get_Application_Status(&st);
+  std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)\n", prog[0],
+              st.pid, nthreads, nthreads == 1 ? "" : "s");
+  print_table("all threads (sum over threads; incl % of the PROGRAM region)", rows, sort, total);
+  if (per_thread || nthreads > 1) {
+    for (int t = 0; t < nthreads; ++t) {
+      MRI_Active_Object_Spec ao{MRI_THREAD, prof->element[0].per_active_object[t].active_object.id};
+      MRI_Active_Object_Info info;
+      char title[128];
+      if (MRI_Get_Active_Object_Info(&ao, &info) == MRI_OK)
+        std::snprintf(title, sizeof title, "thread %d \"%s\" (tid %d)", ao.id, info.name, info.os_id);
+      else
+        std::snprintf(title, sizeof title, "thread %d", ao.id);
+      print_table(title, thread_rows[size_t(t)], sort, total);
+    }
+  }
+  int code = final_status(prog[0]);
+  MRI_Finalize();
+  return code;
+}
+
+int cmd_regions(int argc, char** argv) {
+  int i = 0;
+  if (i < argc && std::strcmp(argv[i], "--") == 0) ++i;
+  if (i >= argc) usage_error("%s", "regions needs a program (after --)");
+  load(argv + i);
+  MRI_Region_Table t;
+  if (MRI_Get_Regions(&t) != MRI_OK) die("regions");
+  std::printf("%-28s  %-13s  %s\n", "region", "type", "location");
+  for (int r = 0; r < t.nr_Elements; ++r)
+    std::printf("%-28s  %-13s  %s\n", region_name(t.region[r]).c_str(), MRI_Region_Type_Name(t.region[r].type),
+                location(t.region[r]).c_str());
+  MRI_Application_Finish();
+  MRI_Finalize();
+  return 0;
+}
+
+int cmd_info() {
+  if (MRI_Init() != MRI_OK) die("init");
+  MRI_HW_Info hw;
+  if (MRI_Get_System_Information(&hw) != MRI_OK) die("system information");
+  std::printf("machine: %d CPUs, %d cores, %d sockets, %d NUMA nodes (from %s)\n", hw.nr_CPUs, hw.nr_Cores,
+              hw.nr_Sockets, hw.nr_NUMA_Nodes, hw.topology_source);
+  for (int c = 0; c < hw.nr_Cache_Levels; ++c)
+    std::printf("  L%d %s cache: %llu KiB, %d-byte lines, %d-way\n", hw.cache[c].level,
+                hw.cache[c].is_data && hw.cache[c].is_instruction ? "unified" : hw.cache[c].is_data ? "data" : "instruction",
+                hw.cache[c].size_bytes / 1024, hw.cache[c].line_size_bytes, hw.cache[c].associativity);
+  std::printf("hardware counters: %d (%s)\ntime entity: nanoseconds\n\n", hw.nr_Hardware_Counters, hw.counter_source);
+  MRI_Runtime_Information_Table t;
+  if (Get_Available_Runtime_Information(&t) != MRI_OK) die("runtime information");
+  std::printf("%-22s %-10s %-10s %s\n", "runtime information", "backend", "available", "aggregations / reason");
+  for (int i = 0; i < t.nr_Elements; ++i) {
+    const MRI_Runtime_Information_Info& r = t.info[i];
+    std::string detail;
+    if (r.available) {
+      MRI_Aggregation_Table a;
+      if (Get_Available_Aggregations(r.ri, &a) == MRI_OK)
+        for (int k = 0; k < a.nr_Elements; ++k) {
+          detail += std::string(k ? " " : "") + MRI_Aggregation_Operation_Name(a.aggregation[k].operation) + "/" +
+                    (a.aggregation[k].target == MRI_PER_THREAD ? "thread" : "process");
+        }
+    } else {
+      detail = r.reason;
+    }
+    std::printf("%-22s %-10s %-10s %s\n", r.name, r.backend, r.available ? "yes" : "no", detail.c_str());
+  }
+  MRI_Finalize();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) usage_error("%s", "missing command");
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::printf("mri %d.%d (protocol version %d)\n", MRI_API_VERSION_MAJOR, MRI_API_VERSION_MINOR,
+                MRI_Get_Protocol_Version());
+    return 0;
+  }
+  if (cmd == "profile") return cmd_profile(argc - 2, argv + 2);
+  if (cmd == "regions") return cmd_regions(argc - 2, argv + 2);
+  if (cmd == "info") return cmd_info();
+  usage_error("unknown command '%s'", cmd.c_str());
+}
