@@ -43,7 +43,7 @@ bool resolve_program(const char* path, std::string& resolved, std::string& why) 
       why = p + " is not a regular file";
       return false;
     }
-    if (access(p.c_str(), X_OK) != 0) {
+    if ((st.st_mode & 0111) == 0 || access(p.c_str(), X_OK) != 0) {
       why = p + " is not executable";
       return false;
     }
@@ -127,6 +127,20 @@ std::string describe_wait_status(int st) {
 }
 
 }  // namespace
+
+// The application announced its end (Monitor_Final); its exit status
+// follows within moments. Waits up to `ms` for it so that callers see it.
+void await_exit_status(int ms) {
+  const uint64_t deadline = sync::monotonic_ns() + uint64_t(ms) * 1000000ull;
+  while (!child_exited() && sync::monotonic_ns() < deadline) {
+    if (s.pidfd >= 0) {
+      struct pollfd p{s.pidfd, POLLIN, 0};
+      poll(&p, 1, 10);
+    } else {
+      usleep(1000);
+    }
+  }
+}
 
 bool child_exited() {
   std::lock_guard<std::mutex> lock(s.reap_mu);

@@ -156,6 +156,7 @@ int wait_status(int64_t timeout_ms) {
     const uint32_t seq = sync::load(v.header()->app.status_seq);
     const MRI_Application_Status st = current_status();
     if (st != MRI_APPLICATION_RUNNING) {
+      if (st == MRI_APPLICATION_TERMINATED) await_exit_status(2000);
       clear_error();
       return st;
     }

@@ -102,6 +102,7 @@ int load_application(const char* path, char* const argv[]);
 int finish_application();
 void release_segment();
 bool child_exited();  // reaps when possible
+void await_exit_status(int ms);
 
 // Consistent copy of thread t's result rows (sequence lock).
 bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy);

@@ -1,0 +1,190 @@
+/*
+ * mri_testapp - an instrumented program with known behaviour, started by the
+ * integration tests as the monitored application.
+ *
+ *   mri_testapp sleep N MS            region "sleeper" (ROUTINE) N times, MS ms each
+ *   mri_testapp imbalance T N         T threads run region "work" N times; thread 1
+ *                                     is named "slow" and sleeps 4 ms, others 1 ms
+ *   mri_testapp steps N MS            region "step" (LOOP) N times (MS ms each) with a
+ *                                     nested "inner" ROUTINE twice per step
+ *   mri_testapp workers T N           T-1 worker threads run region "spin" (ROUTINE)
+ *                                     until the main thread finished N "step"s
+ *   mri_testapp forever               region "step" every ms until terminated
+ *   mri_testapp until_detached FILE   region "step" every ms; once the monitor has
+ *                                     detached, write "<ns>\n" (CLOCK_MONOTONIC time
+ *                                     it noticed) to FILE and exit 0
+ *   mri_testapp crash N               region "step" N times, then abort()
+ *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
+ *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
+ *
+ * Every mode is wrapped in region "main" (PROGRAM).
+ */
+#define _GNU_SOURCE
+#include <mri_monitor.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
+MONITOR_REGION(r_sleeper, MRI_REGION_ROUTINE, "sleeper");
+MONITOR_REGION(r_work, MRI_REGION_ROUTINE, "work");
+MONITOR_REGION(r_step, MRI_REGION_LOOP, "step");
+MONITOR_REGION(r_inner, MRI_REGION_ROUTINE, "inner");
+MONITOR_REGION(r_spin, MRI_REGION_ROUTINE, "spin");
+MONITOR_REGION(r_parallel, MRI_REGION_PARALLEL, "team");
+
+static void sleep_ms(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static int arg_int(int argc, char **argv, int i)
+{
+    if (i >= argc) {
+        fprintf(stderr, "mri_testapp: missing argument %d\n", i);
+        exit(2);
+    }
+    return atoi(argv[i]);
+}
+
+struct imbalance_arg {
+    int index, n;
+};
+
+static void *imbalance_thread(void *p)
+{
+    struct imbalance_arg *a = p;
+    char name[16];
+    snprintf(name, sizeof name, a->index == 1 ? "slow" : "worker%d", a->index);
+    pthread_setname_np(pthread_self(), name);
+    for (int i = 0; i < a->n; ++i) {
+        MONITOR_ENTER(r_work);
+        sleep_ms(a->index == 1 ? 4.0 : 1.0);
+        MONITOR_EXIT(r_work);
+    }
+    return NULL;
+}
+
+static volatile int workers_stop;
+static volatile unsigned long long sink;
+
+static void *spin_thread(void *p)
+{
+    (void)p;
+    pthread_setname_np(pthread_self(), "spinner");
+    while (!__atomic_load_n(&workers_stop, __ATOMIC_RELAXED)) {
+        MONITOR_ENTER(r_spin);
+        for (int i = 0; i < 1000; ++i) sink += (unsigned long long)i;
+        MONITOR_EXIT(r_spin);
+    }
+    return NULL;
+}
+
+static void one_step(double ms)
+{
+    MONITOR_ENTER(r_step);
+    for (int k = 0; k < 2; ++k) {
+        MONITOR_ENTER(r_inner);
+        if (ms > 0) sleep_ms(ms / 4);
+        MONITOR_EXIT(r_inner);
+    }
+    if (ms > 0) sleep_ms(ms / 2);
+    MONITOR_EXIT(r_step);
+}
+
+static void *team_member(void *p)
+{
+    (void)p;
+    MONITOR_ENTER(r_parallel);
+    sleep_ms(1);
+    MONITOR_EXIT(r_parallel);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    MONITOR_ENTER(r_main);
+    if (argc < 2) {
+        fprintf(stderr, "usage: mri_testapp MODE ...\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    if (strcmp(mode, "sleep") == 0) {
+        int n = arg_int(argc, argv, 2), ms = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) {
+            MONITOR_ENTER(r_sleeper);
+            sleep_ms(ms);
+            MONITOR_EXIT(r_sleeper);
+        }
+    } else if (strcmp(mode, "imbalance") == 0) {
+        int t = arg_int(argc, argv, 2), n = arg_int(argc, argv, 3);
+        pthread_t th[64];
+        struct imbalance_arg a[64];
+        if (t < 1 || t > 64) return 2;
+        for (int i = 0; i < t; ++i) {
+            a[i].index = i;
+            a[i].n = n;
+            pthread_create(&th[i], NULL, imbalance_thread, &a[i]);
+        }
+        for (int i = 0; i < t; ++i) pthread_join(th[i], NULL);
+    } else if (strcmp(mode, "steps") == 0) {
+        int n = arg_int(argc, argv, 2), ms = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) one_step(ms);
+    } else if (strcmp(mode, "workers") == 0) {
+        int t = arg_int(argc, argv, 2), n = arg_int(argc, argv, 3);
+        pthread_t th[64];
+        if (t < 2 || t > 64) return 2;
+        for (int i = 0; i < t - 1; ++i) pthread_create(&th[i], NULL, spin_thread, NULL);
+        for (int i = 0; i < n; ++i) one_step(2);
+        __atomic_store_n(&workers_stop, 1, __ATOMIC_RELAXED);
+        for (int i = 0; i < t - 1; ++i) pthread_join(th[i], NULL);
+    } else if (strcmp(mode, "forever") == 0) {
+        for (;;) one_step(1);
+    } else if (strcmp(mode, "until_detached") == 0) {
+        const char *file = argc > 2 ? argv[2] : NULL;
+        int was_attached = 0;
+        for (;;) {
+            one_step(1);
+            int attached = Monitor_Is_Attached();
+            if (attached) was_attached = 1;
+            if (was_attached && !attached) {
+                unsigned long long t = now_ns();
+                FILE *f = file ? fopen(file, "w") : NULL;
+                if (f) {
+                    fprintf(f, "%llu\n", t);
+                    fclose(f);
+                }
+                break;
+            }
+        }
+    } else if (strcmp(mode, "crash") == 0) {
+        int n = arg_int(argc, argv, 2);
+        for (int i = 0; i < n; ++i) one_step(0);
+        abort();
+    } else if (strcmp(mode, "exit") == 0) {
+        int n = arg_int(argc, argv, 2), code = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) one_step(0);
+        exit(code);
+    } else if (strcmp(mode, "parallel") == 0) {
+        pthread_t th[2];
+        for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);
+        for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    } else {
+        fprintf(stderr, "mri_testapp: unknown mode %s\n", mode);
+        return 2;
+    }
+    MONITOR_EXIT(r_main);
+    return 0;
+}

@@ -1,0 +1,612 @@
+/*
+ * C API tests: a real tool (this process, through libmri) and a real
+ * instrumented application (mri_testapp or an example) in a second process,
+ * talking over System V shared memory.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the headers above first. */
+#include <cmocka.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/shm.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mri.h"
+
+#ifndef MRI_TESTAPP
+#error "MRI_TESTAPP must name the test application"
+#endif
+
+static const double kMs = 1e6; /* ns per ms */
+
+static int teardown(void **state)
+{
+    (void)state;
+    MRI_Finalize(); /* also cleans up after a failed assertion */
+    return 0;
+}
+
+static void load(char *mode, ...)
+{
+    char *argv[16] = {MRI_TESTAPP, mode};
+    int n = 2;
+    va_list ap;
+    va_start(ap, mode);
+    char *a;
+    while ((a = va_arg(ap, char *)) != NULL && n < 15) argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    int rc = MRI_Application_Load(MRI_TESTAPP, argv);
+    if (rc != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+}
+
+static MRI_Region_Spec region(const char *name)
+{
+    MRI_Region_Spec r;
+    if (MRI_Find_Region(name, &r) != MRI_OK) fail_msg("find %s: %s", name, MRI_Get_Error_Message());
+    return r;
+}
+
+static MRI_Request_ID aggregate(MRI_Runtime_Information_Spec ri, const char *name, MRI_Aggregation_Operation op,
+                                MRI_Aggregation_Target target)
+{
+    MRI_Region_Spec r = region(name);
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Aggregation_Spec agg = {op, target};
+    MRI_Request_ID id = MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
+    if (id < 0) fail_msg("aggregate request: %s", MRI_Get_Error_Message());
+    return id;
+}
+
+static MRI_Aggregate_Request_Results *agg_data(MRI_Request_ID id)
+{
+    void *p = NULL;
+    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("get data: %s", MRI_Get_Error_Message());
+    MRI_Aggregate_Request_Results *r = p;
+    assert_int_equal(r->kind, MRI_AGGREGATE_REQUEST);
+    return r;
+}
+
+static double agg_total(MRI_Request_ID id)
+{
+    MRI_Aggregate_Request_Results *r = agg_data(id);
+    double v = 0;
+    for (int i = 0; i < r->nr_Elements; ++i) v += r->element[i].value;
+    return v;
+}
+
+static void run_to_end(void)
+{
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+}
+
+static void expect_error(int rc, const char *fragment)
+{
+    assert_true(rc < 0);
+    const char *msg = MRI_Get_Error_Message();
+    if (strstr(msg, fragment) == NULL) fail_msg("error message \"%s\" lacks \"%s\"", msg, fragment);
+}
+
+/* ---------------------------------------------------------------------- */
+
+static void test_misuse_before_init(void **state)
+{
+    (void)state;
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
+    expect_error(MRI_Aggregate_Request(&ri, NULL, NULL, NULL, &agg), "MRI_Init");
+    expect_error(MRI_Start(), "MRI_Init");
+    expect_error(MRI_Wait(), "MRI_Init");
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_Init");
+    expect_error(MRI_Finalize(), "MRI_Init");
+    assert_int_equal(MRI_Init(), MRI_OK);
+    expect_error(MRI_Init(), "twice");
+    /* Before a load: no regions are known, no control is possible. */
+    expect_error(MRI_Aggregate_Request(&ri, NULL, NULL, NULL, &agg), "MRI_Application_Load");
+    expect_error(MRI_Start(), "no application loaded");
+    MRI_Region_Spec r = {MRI_REGION_LOOP, {0, 1}};
+    expect_error(MRI_Start_Stop(&r), "no application loaded");
+    expect_error(MRI_Stop(), "no application loaded");
+    expect_error(MRI_Request_Delete(1), "does not exist");
+    void *p;
+    expect_error(MRI_Get_Data(1, &p), "does not exist");
+    expect_error(MRI_Application_Load(NULL, NULL), "NULL");
+    expect_error(MRI_Application_Load("/nonexistent/program", NULL), "no such file");
+    char plain[] = "/tmp/mri_test_plain_XXXXXX";
+    int fd = mkstemp(plain);
+    assert_true(fd >= 0);
+    close(fd);
+    expect_error(MRI_Application_Load(plain, NULL), "not executable");
+    unlink(plain);
+    expect_error(MRI_Application_Load("mri-no-such-program-in-path", NULL), "not found in PATH");
+}
+
+static void test_misuse_with_application(void **state)
+{
+    (void)state;
+    load("steps", "3", "0", NULL);
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
+    MRI_Region_Spec step = region("step");
+    MRI_Region_Table regions = {&step, 1};
+    expect_error(MRI_Aggregate_Request(NULL, &regions, NULL, NULL, &agg), "NULL");
+    expect_error(MRI_Aggregate_Request(&ri, &regions, NULL, NULL, NULL), "NULL");
+    MRI_Region_Table null_table = {NULL, 2};
+    expect_error(MRI_Aggregate_Request(&ri, &null_table, NULL, NULL, &agg), "NULL region pointer");
+    MRI_Region_Table neg = {&step, -1};
+    expect_error(MRI_Aggregate_Request(&ri, &neg, NULL, NULL, &agg), "negative");
+    expect_error(MRI_Aggregate_Request(&ri, NULL, NULL, NULL, &agg), "empty");
+    MRI_Region_Spec bogus = {MRI_REGION_LOOP, {0, 99999}};
+    MRI_Region_Table bogus_table = {&bogus, 1};
+    expect_error(MRI_Aggregate_Request(&ri, &bogus_table, NULL, NULL, &agg), "has no LOOP region");
+    MRI_Runtime_Information_Spec unknown = (MRI_Runtime_Information_Spec)4242;
+    expect_error(MRI_Aggregate_Request(&unknown, &regions, NULL, NULL, &agg), "unknown runtime information");
+    MRI_Runtime_Information_Spec l1 = MRI_LC1_DATA_READ_MISS;
+    expect_error(MRI_Aggregate_Request(&l1, &regions, NULL, NULL, &agg), "not available");
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    expect_error(MRI_Aggregate_Request(&ev, &regions, NULL, NULL, &agg), "REGION_EVENT");
+    MRI_Aggregation_Spec bad_op = {(MRI_Aggregation_Operation)99, MRI_PER_THREAD};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &bad_op), "unknown aggregation operation");
+    /* Pairing rule of section 2. */
+    MRI_Active_Object_Spec proc = {MRI_PROCESS, 0};
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    proc.id = st.pid;
+    MRI_Active_Object_Table procs = {&proc, 1};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, &procs, NULL, &agg), "must match");
+    MRI_Active_Object_Spec thread0 = {MRI_THREAD, 0};
+    MRI_Active_Object_Table threads = {&thread0, 1};
+    MRI_Aggregation_Spec per_process = {MRI_MAX, MRI_PER_PROCESS};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, &threads, NULL, &per_process), "must match");
+    MRI_Active_Object_Spec other = {MRI_PROCESS, 1};
+    MRI_Active_Object_Table others = {&other, 1};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, &others, NULL, &per_process), "not the application");
+    /* Execution time cannot be restricted to a data structure. */
+    MRI_Data_Structure_Spec ds = {{0, 1}, "A"};
+    MRI_Data_Structure_Table vars = {&ds, 1};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, NULL, &vars, &agg), "data structure");
+    /* Instances have no per-thread MIN. */
+    MRI_Runtime_Information_Spec inst = MRI_NUMBER_OF_INSTANCES;
+    MRI_Aggregation_Spec min_thread = {MRI_MIN, MRI_PER_THREAD};
+    expect_error(MRI_Aggregate_Request(&inst, &regions, NULL, NULL, &min_thread), "not available for");
+    /* Later issues' requests fail clearly, never silently. */
+    int bins = 25;
+    expect_error(MRI_Histogram_Request(&l1, &regions, NULL, NULL, &bins), "not yet available");
+    expect_error(MRI_Trace_Request(&ev, &regions, NULL, NULL), "not yet available");
+    expect_error(MRI_Register_Call_Back_Function(NULL), "not yet available");
+    assert_null(MRI_Get_First_Trace_Record());
+    /* Deleting twice. */
+    MRI_Request_ID id = MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
+    assert_true(id > 0);
+    assert_int_equal(MRI_Request_Delete(id), MRI_OK);
+    expect_error(MRI_Request_Delete(id), "does not exist");
+    void *p;
+    expect_error(MRI_Get_Data(id, &p), "does not exist");
+    expect_error(MRI_Get_Data(1, NULL), "NULL");
+    /* Control misuse. */
+    expect_error(MRI_Start_Stop(NULL), "NULL");
+    expect_error(MRI_Start_Stop(&bogus), "has no LOOP region");
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "already loaded");
+    assert_int_equal(MRI_Start(), MRI_OK);
+    int rc = MRI_Start();
+    /* Either still running (error: running) or already ended (error: terminated). */
+    assert_int_equal(rc, MRI_Error);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    expect_error(MRI_Start(), "terminated");
+}
+
+static void test_times_and_instances(void **state)
+{
+    (void)state;
+    load("sleep", "5", "10", NULL);
+    MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_SUM, MRI_PER_THREAD);
+    MRI_Request_ID min = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_MIN, MRI_PER_PROCESS);
+    MRI_Request_ID max = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_MAX, MRI_PER_PROCESS);
+    MRI_Request_ID avg = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_AVG, MRI_PER_PROCESS);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "sleeper", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID count = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_COUNT, MRI_PER_THREAD);
+    /* Before the first release nothing is active yet. */
+    MRI_Aggregate_Request_Results *before = agg_data(sum);
+    assert_int_equal(before->active, 0);
+    run_to_end();
+    MRI_Aggregate_Request_Results *r = agg_data(sum);
+    assert_int_equal(r->active, 1);
+    assert_int_equal(r->nr_Elements, 1); /* one thread */
+    assert_int_equal(r->element[0].count, 5);
+    double total = r->element[0].value;
+    /* 5 x 10 ms of nanosleep: at least 50 ms, and not wildly more. */
+    assert_true(total >= 50 * kMs);
+    assert_true(total < 50 * kMs + 200 * kMs);
+    double mn = agg_total(min), mx = agg_total(max), av = agg_total(avg);
+    assert_true(mn >= 10 * kMs);
+    assert_true(mx >= mn);
+    assert_true(av >= mn && av <= mx);
+    assert_true(agg_data(min)->element[0].has_focus);
+    assert_int_equal((long)agg_total(inst), 5);
+    assert_int_equal((long)agg_total(count), 5);
+}
+
+static void test_profile(void **state)
+{
+    (void)state;
+    load("steps", "4", "8", NULL);
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Request_ID prof = MRI_Profile_Request(&ri, NULL, NULL, NULL);
+    assert_true(prof > 0);
+    run_to_end();
+    void *p;
+    assert_int_equal(MRI_Get_Data(prof, &p), MRI_OK);
+    MRI_Histogram_Profile_Results *res = p;
+    assert_int_equal(res->kind, MRI_PROFILE_REQUEST);
+    assert_int_equal(res->active, 1);
+    MRI_Region_Spec step = region("step"), inner = region("inner"), mainr = region("main");
+    const MRI_Profile_Element *e_step = NULL, *e_inner = NULL, *e_main = NULL;
+    for (int i = 0; i < res->nr_Elements; ++i) {
+        const MRI_Profile_Element *e = &res->element[i];
+        if (memcmp(&e->region, &step, sizeof step) == 0) e_step = e;
+        if (memcmp(&e->region, &inner, sizeof inner) == 0) e_inner = e;
+        if (memcmp(&e->region, &mainr, sizeof mainr) == 0) e_main = e;
+    }
+    assert_non_null(e_step);
+    assert_non_null(e_inner);
+    assert_non_null(e_main);
+    assert_int_equal(e_step->instances, 4);
+    assert_int_equal(e_inner->instances, 8);
+    assert_int_equal(e_main->instances, 1);
+    /* Each step: 2 x 2 ms inner + 4 ms of its own. */
+    assert_true(e_inner->inclusive >= 8 * 2 * kMs);
+    assert_true(e_step->inclusive >= 4 * 8 * kMs);
+    /* Exclusive time of step excludes its profiled children. */
+    double expect_excl = e_step->inclusive - e_inner->inclusive;
+    assert_true(e_step->exclusive > expect_excl - 0.5 * kMs && e_step->exclusive < expect_excl + 0.5 * kMs);
+    assert_true(e_main->inclusive >= e_step->inclusive);
+    assert_int_equal(e_step->nr_Active_Objects, 1);
+    assert_int_equal(e_step->per_active_object[0].instances, 4);
+}
+
+static void test_breakpoints_iterative(void **state)
+{
+    (void)state;
+    load("steps", "6", "1", NULL);
+    MRI_Region_Spec step = region("step");
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_No_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_LOADED);
+    MRI_Request_ID inner_req = -1;
+    for (int k = 1; k <= 3; ++k) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        assert_int_equal(st.reason, MRI_STOP_BREAKPOINT);
+        assert_memory_equal(&st.region, &step, sizeof step);
+        assert_int_equal((long)agg_total(inst), k);
+        if (k == 2) {
+            /* Change the requests at a stop: a new one counts from here on. */
+            inner_req = aggregate(MRI_NUMBER_OF_INSTANCES, "inner", MRI_SUM, MRI_PER_PROCESS);
+            assert_int_equal(agg_data(inner_req)->active, 0);
+        }
+        if (k == 3) assert_int_equal((long)agg_total(inner_req), 2); /* one step since added */
+    }
+    assert_int_equal(MRI_Request_Delete(inst), MRI_OK);
+    run_to_end();
+    assert_int_equal((long)agg_total(inner_req), 2 * 4);
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    assert_int_equal(st.stops, 3);
+}
+
+static void test_stopped_time_not_charged(void **state)
+{
+    (void)state;
+    load("steps", "3", "4", NULL);
+    MRI_Region_Spec step = region("step");
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_THREAD);
+    for (int k = 0; k < 2; ++k) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        usleep(300 * 1000); /* the tool takes its time at each stop */
+    }
+    run_to_end();
+    double t = agg_total(main_time);
+    assert_true(t >= 3 * 4 * kMs);
+    assert_true(t < 3 * 4 * kMs + 250 * kMs); /* far below the 600 ms spent stopped */
+}
+
+static void test_min_max_focus(void **state)
+{
+    (void)state;
+    load("imbalance", "3", "5", NULL);
+    MRI_Request_ID max = aggregate(MRI_EXECUTION_TIME, "work", MRI_MAX, MRI_PER_PROCESS);
+    MRI_Request_ID min = aggregate(MRI_EXECUTION_TIME, "work", MRI_MIN, MRI_PER_PROCESS);
+    MRI_Request_ID per_thread = aggregate(MRI_EXECUTION_TIME, "work", MRI_SUM, MRI_PER_THREAD);
+    MRI_Request_ID most = aggregate(MRI_NUMBER_OF_INSTANCES, "work", MRI_MAX, MRI_PER_PROCESS);
+    run_to_end();
+    MRI_Aggregate_Request_Results *r = agg_data(max);
+    assert_int_equal(r->nr_Elements, 1);
+    assert_true(r->element[0].has_focus);
+    assert_int_equal(r->element[0].focus_active_object.type, MRI_THREAD);
+    MRI_Active_Object_Info info;
+    assert_int_equal(MRI_Get_Active_Object_Info(&r->element[0].focus_active_object, &info), MRI_OK);
+    assert_string_equal(info.name, "slow");
+    assert_true(r->element[0].value >= 4 * kMs);
+    r = agg_data(min);
+    assert_int_equal(MRI_Get_Active_Object_Info(&r->element[0].focus_active_object, &info), MRI_OK);
+    assert_string_not_equal(info.name, "slow");
+    assert_true(r->element[0].value < 4 * kMs);
+    r = agg_data(per_thread);
+    assert_int_equal(r->nr_Elements, 4); /* main thread (only "main") + 3 workers */
+    int slow_seen = 0;
+    for (int i = 0; i < r->nr_Elements; ++i) {
+        assert_int_equal(MRI_Get_Active_Object_Info(&r->element[i].active_object, &info), MRI_OK);
+        if (strcmp(info.name, "slow") == 0) {
+            slow_seen = 1;
+            assert_true(r->element[i].value >= 5 * 4 * kMs);
+            assert_int_equal(r->element[i].count, 5);
+        }
+    }
+    assert_true(slow_seen);
+    assert_int_equal((long)agg_total(most), 5);
+    /* The publication interface lists the process and the threads. */
+    MRI_Active_Object_Table aos;
+    assert_int_equal(Get_Available_Active_Objects(&aos), MRI_OK);
+    assert_int_equal(aos.nr_Elements, 1 + 4);
+    assert_int_equal(aos.active_object[0].type, MRI_PROCESS);
+}
+
+static void test_parallel_region_is_no_breakpoint(void **state)
+{
+    (void)state;
+    load("parallel", NULL);
+    MRI_Region_Spec team = region("team");
+    expect_error(MRI_Start_Stop(&team), "only serial regions");
+    assert_int_equal(MRI_No_Wait(), MRI_APPLICATION_STOPPED);
+    run_to_end();
+}
+
+static void test_openmp_stencil_parallel_breakpoint(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_STENCIL, "-n", "64", "-t", "4", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(MRI_STENCIL, argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    MRI_Region_Spec sweep = region("sweep"), rows = region("update_rows"), step = region("time_step");
+    expect_error(MRI_Start_Stop(&sweep), "PARALLEL region");
+    expect_error(MRI_Start_Stop(&rows), "only serial regions");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    MRI_Application_Finish();
+}
+
+struct stopper {
+    int delay_ms;
+    int rc;
+};
+
+static void *stop_later(void *p)
+{
+    struct stopper *s = p;
+    usleep((useconds_t)s->delay_ms * 1000);
+    s->rc = MRI_Stop();
+    return NULL;
+}
+
+static void test_stop_from_another_thread(void **state)
+{
+    (void)state;
+    load("forever", NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    struct stopper s = {50, -2};
+    pthread_t th;
+    pthread_create(&th, NULL, stop_later, &s);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED); /* blocks until the other thread stops it */
+    pthread_join(th, NULL);
+    assert_int_equal(s.rc, MRI_OK);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_STOP_REQUEST);
+    double a = agg_total(inst);
+    assert_true(a >= 1);
+    usleep(50 * 1000);
+    assert_true(agg_total(inst) == a); /* stopped means stopped */
+    /* Continue and terminate from the tool. */
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(20 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal(MRI_No_Wait(), MRI_APPLICATION_TERMINATED);
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    assert_true(agg_total(inst) > a); /* results stay readable after the end */
+}
+
+static void test_every_thread_stops(void **state)
+{
+    (void)state;
+    load("workers", "3", "200", NULL);
+    MRI_Region_Spec step = region("step");
+    MRI_Request_ID spins = aggregate(MRI_NUMBER_OF_INSTANCES, "spin", MRI_SUM, MRI_PER_THREAD);
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    double a = agg_total(spins);
+    assert_true(a > 0); /* the workers did run between the stops */
+    usleep(100 * 1000);
+    double b = agg_total(spins);
+    assert_true(a == b); /* ... and are parked now, not only the main thread */
+    MRI_Application_Finish();
+}
+
+static void test_terminate_while_stopped(void **state)
+{
+    (void)state;
+    load("forever", NULL);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+}
+
+static void test_crash_keeps_results(void **state)
+{
+    (void)state;
+    load("crash", "7", NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.status, MRI_APPLICATION_TERMINATED);
+    assert_int_equal(st.reason, MRI_STOP_SIGNALED);
+    assert_int_equal(st.signal, SIGABRT);
+    assert_int_equal((long)agg_total(inst), 7);
+}
+
+static void test_exit_code_and_reload(void **state)
+{
+    (void)state;
+    load("exit", "4", "3", NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 3);
+    assert_int_equal((long)agg_total(inst), 4);
+    /* Rerun with the same requests (section 5). */
+    char *argv[] = {MRI_TESTAPP, "exit", "9", "0", NULL};
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    run_to_end();
+    assert_int_equal((long)agg_total(inst), 9);
+}
+
+static void test_publication(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    MRI_HW_Info hw;
+    assert_int_equal(MRI_Get_System_Information(&hw), MRI_OK);
+    assert_true(hw.nr_CPUs >= 1);
+    assert_int_equal(hw.time_entity, MRI_NANOSECONDS);
+    MRI_Runtime_Information_Table t;
+    assert_int_equal(Get_Available_Runtime_Information(&t), MRI_OK);
+    int seen_time = 0, seen_l1 = 0;
+    for (int i = 0; i < t.nr_Elements; ++i) {
+        if (t.info[i].ri == MRI_EXECUTION_TIME) {
+            seen_time = 1;
+            assert_true(t.info[i].available);
+            assert_false(t.info[i].needs_counter);
+        }
+        if (t.info[i].ri == MRI_LC1_DATA_READ_MISS) {
+            seen_l1 = 1;
+            assert_false(t.info[i].available);
+            assert_true(strlen(t.info[i].reason) > 10);
+        }
+    }
+    assert_true(seen_time && seen_l1);
+    MRI_Aggregation_Table a;
+    assert_int_equal(Get_Available_Aggregations(MRI_REGION_EVENT, &a), MRI_OK);
+    assert_int_equal(a.nr_Elements, 0);
+    assert_int_equal(Get_Available_Aggregations(MRI_EXECUTION_TIME, &a), MRI_OK);
+    assert_int_equal(a.nr_Elements, 10);
+    expect_error(Get_Available_Active_Objects(&(MRI_Active_Object_Table){0}), "no application");
+    MRI_Runtime_Information_Spec ri;
+    assert_int_equal(MRI_Runtime_Information_By_Name("MRI_EXECUTION_TIME", &ri), MRI_OK);
+    assert_int_equal(ri, MRI_EXECUTION_TIME);
+    expect_error(MRI_Runtime_Information_By_Name("NO_SUCH_EVENT", &ri), "unknown");
+    assert_string_equal(MRI_Region_Type_Name(MRI_REGION_PARALLEL), "PARALLEL");
+}
+
+static void test_static_information(void **state)
+{
+    (void)state;
+    load("steps", "1", "0", NULL);
+    MRI_Region_Table t;
+    assert_int_equal(MRI_Get_Regions(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 7); /* every region of mri_testapp, known before any ran */
+    int found = 0;
+    for (int i = 0; i < t.nr_Elements; ++i) {
+        MRI_Region_Info info;
+        assert_int_equal(MRI_Get_Region_Info(&t.region[i], &info), MRI_OK);
+        assert_non_null(strstr(info.file, "mri_testapp.c"));
+        if (strcmp(info.name, "team") == 0) {
+            found = 1;
+            assert_int_equal(t.region[i].type, MRI_REGION_PARALLEL);
+        }
+        assert_true(t.region[i].id.line_NR > 0);
+    }
+    assert_true(found);
+    MRI_Region_Spec r;
+    expect_error(MRI_Find_Region("nope", &r), "no region named");
+    run_to_end();
+}
+
+static void test_not_instrumented(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char *argv[] = {"true", NULL};
+    expect_error(MRI_Application_Load("true", argv), "before attaching");
+}
+
+static void test_segment_is_private_and_marked_for_removal(void **state)
+{
+    (void)state;
+    load("steps", "1", "0", NULL);
+    struct shm_info info;
+    int max = shmctl(0, SHM_INFO, (struct shmid_ds *)&info);
+    int mine = 0;
+    for (int i = 0; i <= max; ++i) {
+        struct shmid_ds ds;
+        if (shmctl(i, SHM_STAT, &ds) < 0) continue;
+        if (ds.shm_cpid != getpid()) continue;
+        ++mine;
+        assert_int_equal(ds.shm_perm.mode & 0777, 0600);
+        assert_true(ds.shm_perm.mode & SHM_DEST); /* gone as soon as both sides detach */
+        assert_int_equal(ds.shm_nattch, 2);
+    }
+    assert_int_equal(mine, 1);
+    run_to_end();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_misuse_before_init, teardown),
+        cmocka_unit_test_teardown(test_misuse_with_application, teardown),
+        cmocka_unit_test_teardown(test_times_and_instances, teardown),
+        cmocka_unit_test_teardown(test_profile, teardown),
+        cmocka_unit_test_teardown(test_breakpoints_iterative, teardown),
+        cmocka_unit_test_teardown(test_stopped_time_not_charged, teardown),
+        cmocka_unit_test_teardown(test_min_max_focus, teardown),
+        cmocka_unit_test_teardown(test_parallel_region_is_no_breakpoint, teardown),
+        cmocka_unit_test_teardown(test_openmp_stencil_parallel_breakpoint, teardown),
+        cmocka_unit_test_teardown(test_stop_from_another_thread, teardown),
+        cmocka_unit_test_teardown(test_every_thread_stops, teardown),
+        cmocka_unit_test_teardown(test_terminate_while_stopped, teardown),
+        cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
+        cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
+        cmocka_unit_test_teardown(test_publication, teardown),
+        cmocka_unit_test_teardown(test_static_information, teardown),
+        cmocka_unit_test_teardown(test_not_instrumented, teardown),
+        cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
