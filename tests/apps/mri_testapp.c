@@ -154,7 +154,10 @@ int main(int argc, char **argv)
         for (;;) one_step(1);
     } else if (strcmp(mode, "until_detached") == 0) {
         const char *file = argc > 2 ? argv[2] : NULL;
-        int was_attached = 0;
+        /* Only used under a tool: if the first event already finds the
+         * monitor detached (the tool died while the program was parked at
+         * start-up), that is the detach we wait for. */
+        int was_attached = 1;
         for (;;) {
             one_step(1);
             int attached = Monitor_Is_Attached();

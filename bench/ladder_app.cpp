@@ -1,0 +1,147 @@
+// ladder_app - the hot-path cost ladder (bench/README.md).
+//
+// Every benchmark runs one loop of calls to a small noinline function per
+// thread; one call is one region enter+exit pair (or, for the baseline, one
+// plain call). The rungs differ only in the annotation and in what the tool
+// asked for:
+//
+//   BM_uninstrumented  pair_plain():    no annotation
+//   BM_dormant         pair_dormant():  region "bench_dormant",   run without a tool
+//   BM_attached        pair_attached(): region "bench_attached",  tool attached, nothing requested
+//   BM_aggregate       pair_aggregate(): region "bench_aggregate", EXECUTION_TIME SUM PER_THREAD requested
+//   BM_profile         pair_profile():  region "bench_profile",   EXECUTION_TIME profile requested
+//
+// plus, for context, BM_rdtsc and BM_clock_gettime (the raw cost of one
+// timestamp) and BM_rdtsc_pair: the body between two __rdtsc() calls whose
+// difference is summed and counted, done inline without any monitor, i.e.
+// the floor under any EXECUTION_TIME measurement of a pair.
+//
+// Each rung has its own region so that a tool can target exactly one of
+// them (bench/ladder_tool.c, found by name with MRI_Find_Region). Without a
+// tool every region is dormant, so BM_attached, BM_aggregate and BM_profile
+// only mean what their names say when the binary runs under ladder_tool with
+// the matching level; bench/run_ladder.sh selects them with
+// --benchmark_filter accordingly.
+//
+// The counter each function increments lives on the calling thread's stack,
+// so the two threads of a Threads(2) run share no written cache line.
+#include <benchmark/benchmark.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <cstdint>
+
+#include "mri_monitor.h"
+
+namespace {
+
+// The body shared by every rung: one increment the compiler must perform.
+inline void body(uint64_t* counter) {
+  *counter += 1;
+  benchmark::DoNotOptimize(*counter);
+}
+
+// Rung 1: uninstrumented.
+__attribute__((noinline)) void pair_plain(uint64_t* counter) { body(counter); }
+
+// Rung 2: annotated, no tool.
+MONITOR_REGION(region_dormant, MRI_REGION_ROUTINE, "bench_dormant");
+__attribute__((noinline)) void pair_dormant(uint64_t* counter) {
+  MONITOR_ENTER(region_dormant);
+  body(counter);
+  MONITOR_EXIT(region_dormant);
+}
+
+// Rung 3: tool attached, nothing requested for this region.
+MONITOR_REGION(region_attached, MRI_REGION_ROUTINE, "bench_attached");
+__attribute__((noinline)) void pair_attached(uint64_t* counter) {
+  MONITOR_ENTER(region_attached);
+  body(counter);
+  MONITOR_EXIT(region_attached);
+}
+
+// Rung 4: EXECUTION_TIME aggregate (SUM, PER_THREAD) requested for this region.
+MONITOR_REGION(region_aggregate, MRI_REGION_ROUTINE, "bench_aggregate");
+__attribute__((noinline)) void pair_aggregate(uint64_t* counter) {
+  MONITOR_ENTER(region_aggregate);
+  body(counter);
+  MONITOR_EXIT(region_aggregate);
+}
+
+// Rung 5: EXECUTION_TIME profile requested over this region.
+MONITOR_REGION(region_profile, MRI_REGION_ROUTINE, "bench_profile");
+__attribute__((noinline)) void pair_profile(uint64_t* counter) {
+  MONITOR_ENTER(region_profile);
+  body(counter);
+  MONITOR_EXIT(region_profile);
+}
+
+template <void (*Pair)(uint64_t*)>
+void run_pairs(benchmark::State& state) {
+  uint64_t counter = 0;
+  for (auto _ : state) Pair(&counter);
+  // 1 when the run was monitored (the check that ladder_tool was in charge).
+  state.counters["monitor_attached"] =
+      benchmark::Counter(Monitor_Is_Attached(), benchmark::Counter::kAvgThreads);
+}
+
+void BM_uninstrumented(benchmark::State& state) { run_pairs<pair_plain>(state); }
+void BM_dormant(benchmark::State& state) { run_pairs<pair_dormant>(state); }
+void BM_attached(benchmark::State& state) { run_pairs<pair_attached>(state); }
+void BM_aggregate(benchmark::State& state) { run_pairs<pair_aggregate>(state); }
+void BM_profile(benchmark::State& state) { run_pairs<pair_profile>(state); }
+
+BENCHMARK(BM_uninstrumented)->Threads(1)->Threads(2);
+BENCHMARK(BM_dormant)->Threads(1)->Threads(2);
+BENCHMARK(BM_attached)->Threads(1)->Threads(2);
+BENCHMARK(BM_aggregate)->Threads(1)->Threads(2);
+BENCHMARK(BM_profile)->Threads(1)->Threads(2);
+
+// Raw timer costs, for context: one timestamp per iteration.
+void BM_rdtsc(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(__rdtsc());
+}
+void BM_clock_gettime(benchmark::State& state) {
+  struct timespec ts;
+  for (auto _ : state) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    benchmark::DoNotOptimize(ts);
+  }
+}
+BENCHMARK(BM_rdtsc)->Threads(1)->Threads(2);
+BENCHMARK(BM_clock_gettime)->Threads(1)->Threads(2);
+
+// The floor: what timing one pair costs with no monitor at all.
+struct TimeSum {
+  uint64_t ticks = 0;
+  uint64_t count = 0;
+};
+__attribute__((noinline)) void pair_rdtsc(uint64_t* counter, TimeSum* sum) {
+  const uint64_t t0 = __rdtsc();
+  body(counter);
+  const uint64_t t1 = __rdtsc();
+  sum->ticks += t1 - t0;
+  sum->count += 1;
+}
+void BM_rdtsc_pair(benchmark::State& state) {
+  uint64_t counter = 0;
+  TimeSum sum;
+  for (auto _ : state) pair_rdtsc(&counter, &sum);
+  benchmark::DoNotOptimize(sum);
+}
+BENCHMARK(BM_rdtsc_pair)->Threads(1)->Threads(2);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Under a tool: publish the regions and wait here until MRI_Start(), so
+  // the requests are in place before the first benchmark. Without a tool
+  // this does nothing.
+  Monitor_Init();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("mri_monitor", Monitor_Is_Attached() ? "attached" : "dormant");
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,85 @@
+// The shared-memory layout: areas are disjoint, aligned and inside the
+// segment for every geometry; bad geometries are named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "mri_protocol.h"
+
+using namespace mri::proto;
+
+namespace {
+
+void expect_sane(const Geometry& g) {
+  ASSERT_EQ(validate_geometry(g), nullptr);
+  const Layout l = compute_layout(g);
+  std::vector<std::pair<uint64_t, uint64_t>> areas = {
+      {0, sizeof(Header)},
+      {l.regions, uint64_t{g.max_regions} * sizeof(RegionRecord)},
+      {l.files, uint64_t{g.max_files} * sizeof(FileRecord)},
+      {l.strings, g.string_pool_bytes},
+      {l.threads, uint64_t{g.max_threads} * sizeof(ThreadRecord)},
+      {l.requests, uint64_t{g.max_requests} * sizeof(RequestRecord)},
+      {l.request_bitmaps, uint64_t{g.max_requests} * bitmap_words(g) * 8},
+      {l.request_acks, uint64_t{g.max_requests} * sizeof(RequestAck)},
+      {l.aggregates, uint64_t{g.max_threads} * g.max_requests * sizeof(AggregateSlot)},
+      {l.profiles, uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot)},
+  };
+  std::sort(areas.begin(), areas.end());
+  for (size_t i = 0; i + 1 < areas.size(); ++i)
+    EXPECT_LE(areas[i].first + areas[i].second, areas[i + 1].first) << "areas " << i << " and " << i + 1 << " overlap";
+  EXPECT_LE(areas.back().first + areas.back().second, l.total);
+  for (auto [start, size] : areas) EXPECT_EQ(start % kCacheLine, 0u);
+  EXPECT_EQ(l.total % 4096, 0u);
+  EXPECT_EQ(l.aggregates % 4096, 0u);  // thread rows of results start on their own pages
+}
+
+TEST(Protocol, DefaultGeometryIsSane) { expect_sane(kDefaultGeometry); }
+
+TEST(Protocol, SmallAndLargeGeometriesAreSane) {
+  expect_sane({1, 1, 1, 1, 1, 1});
+  expect_sane({63, 3, 5, 2, 7, 100});
+  expect_sane({65, 17, 33, 3, 9, 4097});
+  expect_sane({kHardMaxRegions, 8, 16, 1, kHardMaxFiles, kHardMaxStringPool});
+}
+
+TEST(Protocol, BadGeometriesAreNamed) {
+  Geometry g = kDefaultGeometry;
+  g.max_regions = 0;
+  EXPECT_STREQ(validate_geometry(g), "max_regions out of range");
+  g = kDefaultGeometry;
+  g.max_threads = kHardMaxThreads + 1;
+  EXPECT_STREQ(validate_geometry(g), "max_threads out of range");
+  g = kDefaultGeometry;
+  g.max_requests = ~0u;
+  EXPECT_STREQ(validate_geometry(g), "max_requests out of range");
+  g = kDefaultGeometry;
+  g.max_profile_slices = kHardMaxProfileSlices + 1;
+  EXPECT_STREQ(validate_geometry(g), "max_profile_slices out of range");
+  g = kDefaultGeometry;
+  g.string_pool_bytes = 0;
+  EXPECT_STREQ(validate_geometry(g), "string_pool_bytes out of range");
+}
+
+TEST(Protocol, BitmapCoversEveryRegion) {
+  Geometry g = kDefaultGeometry;
+  for (uint32_t n : {1u, 63u, 64u, 65u, 4096u}) {
+    g.max_regions = n;
+    EXPECT_GE(bitmap_words(g) * 64, n);
+    EXPECT_LT((bitmap_words(g) - 1) * 64, n);
+  }
+}
+
+TEST(Protocol, ViewRowsStayInsideTheirAreas) {
+  const Geometry g{100, 8, 16, 2, 10, 1000};
+  const Layout l = compute_layout(g);
+  View v{nullptr, g, l};
+  auto off = [&](const void* p) { return uint64_t(static_cast<const unsigned char*>(p) - v.base); };
+  EXPECT_EQ(off(v.aggregate(7, 15)) + sizeof(AggregateSlot), l.aggregates + 8 * 16 * sizeof(AggregateSlot));
+  EXPECT_EQ(off(v.profile_row(1, 7) + 99) + sizeof(ProfileSlot), l.profiles + 2 * 8 * 100 * sizeof(ProfileSlot));
+  EXPECT_EQ(off(v.request_bitmap(15)) + bitmap_words(g) * 8, l.request_bitmaps + 16 * bitmap_words(g) * 8);
+}
+
+}  // namespace

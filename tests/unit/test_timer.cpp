@@ -1,0 +1,35 @@
+// The timer backend's calibration against CLOCK_MONOTONIC.
+#include <gtest/gtest.h>
+#include <time.h>
+
+#include "mri_timer.h"
+
+namespace {
+
+TEST(Timer, CalibratedTicksMeasureAnInterval) {
+  const auto cal = mri::timer::calibrate(20);
+  ASSERT_GT(cal.ns_per_tick, 0.0);
+  // Measure a 50 ms interval both ways; they must agree within 2%.
+  timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  const uint64_t t0 = mri::timer::now();
+  timespec req{0, 50'000'000};
+  nanosleep(&req, nullptr);
+  const uint64_t t1 = mri::timer::now();
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  const double ref_ns = double(b.tv_sec - a.tv_sec) * 1e9 + double(b.tv_nsec - a.tv_nsec);
+  const double ticks_ns = double(t1 - t0) * cal.ns_per_tick;
+  EXPECT_NEAR(ticks_ns / ref_ns, 1.0, 0.02);
+}
+
+TEST(Timer, IsMonotonic) {
+  mri::timer::calibrate(5);
+  uint64_t prev = mri::timer::now();
+  for (int i = 0; i < 100000; ++i) {
+    const uint64_t t = mri::timer::now();
+    ASSERT_GE(t, prev);
+    prev = t;
+  }
+}
+
+}  // namespace
