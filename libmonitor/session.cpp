@@ -467,6 +467,9 @@ void publish_once() {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
+    // Never joined: it ends by itself once the monitor is finished or
+    // detached, or with the process.
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     g.control_started = pthread_create(&g.control_thread, &attr, control_main, nullptr) == 0;
     pthread_attr_destroy(&attr);
     if (!g.control_started) {

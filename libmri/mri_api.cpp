@@ -20,8 +20,10 @@ namespace {
 thread_local std::string t_error;
 
 bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
-  return a.type == b.type && a.id.file_ID == b.id.file_ID && a.id.line_NR == b.id.line_NR;
+  return raw(a.type) == raw(b.type) && a.id.file_ID == b.id.file_ID && a.id.line_NR == b.id.line_NR;
 }
+
+bool region_type_valid(const MRI_Region_Spec& r) { return raw(r.type) >= 0 && raw(r.type) < MRI_REGION_TYPE_COUNT; }
 
 int region_index(const MRI_Region_Spec& spec) {
   for (size_t i = 0; i < s.regions.size(); ++i)
@@ -31,6 +33,10 @@ int region_index(const MRI_Region_Spec& spec) {
 
 std::string describe_region(const MRI_Region_Spec& r) {
   char text[160];
+  if (!region_type_valid(r)) {
+    std::snprintf(text, sizeof text, "region of unknown type %d", raw(r.type));
+    return text;
+  }
   const char* file = (r.id.file_ID >= 0 && size_t(r.id.file_ID) < s.files.size())
                          ? s.files[r.id.file_ID].c_str()
                          : "?";
@@ -43,7 +49,7 @@ bool ri_implemented(MRI_Runtime_Information_Spec ri) {
   return ri == MRI_EXECUTION_TIME || ri == MRI_NUMBER_OF_INSTANCES;
 }
 
-bool ri_known(MRI_Runtime_Information_Spec ri) {
+bool ri_known(int ri) {
   switch (ri) {
     case MRI_EXECUTION_TIME: case MRI_NUMBER_OF_INSTANCES: case MRI_REGION_EVENT:
     case MRI_LC1_DATA_READ_MISS: case MRI_LC1_DATA_WRITE_MISS: case MRI_LC2_DATA_READ_MISS:
@@ -67,8 +73,8 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
                  MRI_Data_Structure_Table* variables, bool regions_may_be_empty, Request& out) {
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!ri) return fail("runtime information pointer is NULL");
-  if (!ri_known(*ri))
-    return fail("unknown runtime information %d (see Get_Available_Runtime_Information())", int(*ri));
+  if (!ri_known(raw(*ri)))
+    return fail("unknown runtime information %d (see Get_Available_Runtime_Information())", raw(*ri));
   if (!s.loaded)
     return fail("no application loaded: call MRI_Application_Load() first, its regions are not known yet");
   out.ri = *ri;
@@ -78,6 +84,7 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
       return fail("region table has %d elements but a NULL region pointer", regions->nr_Elements);
     for (int i = 0; i < regions->nr_Elements; ++i) {
       const MRI_Region_Spec& r = regions->region[i];
+      if (!region_type_valid(r)) return fail("region table element %d: unknown region type %d", i, raw(r.type));
       if (region_index(r) < 0)
         return fail("region table element %d: the application has no %s (see MRI_Get_Regions())", i,
                     describe_region(r).c_str());
@@ -92,16 +99,17 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
       return fail("active object table has %d elements but a NULL pointer", ao->nr_Elements);
     for (int i = 0; i < ao->nr_Elements; ++i) {
       const MRI_Active_Object_Spec& a = ao->active_object[i];
-      if (a.type == MRI_THREAD) {
+      const int type = raw(a.type);
+      if (type == MRI_THREAD) {
         if (a.id < 0 || uint32_t(a.id) >= s.view.g.max_threads)
           return fail("active object %d: thread id %d out of range (0..%u)", i, a.id, s.view.g.max_threads - 1);
-      } else if (a.type == MRI_PROCESS) {
+      } else if (type == MRI_PROCESS) {
         if (a.id != s.pid)
           return fail("active object %d: process %d is not the application (pid %d)", i, a.id, int(s.pid));
-      } else if (a.type == MRI_NODE) {
+      } else if (type == MRI_NODE) {
         return fail("active object %d: node-level monitoring is not available (single-node monitor)", i);
       } else {
-        return fail("active object %d: unknown type %d", i, int(a.type));
+        return fail("active object %d: unknown type %d", i, type);
       }
       out.active_objects.push_back(a);
     }
@@ -437,6 +445,7 @@ static int release(const MRI_Region_Spec* region) {
   if (st == MRI_APPLICATION_RUNNING) return fail("the application is running: wait for it to stop (MRI_Wait) or stop it (MRI_Stop)");
   int32_t bp = -1;
   if (region) {
+    if (!region_type_valid(*region)) return fail("breakpoint: unknown region type %d", raw(region->type));
     bp = region_index(*region);
     if (bp < 0) return fail("breakpoint: the application has no %s", describe_region(*region).c_str());
     if (!is_serial_region_type(region->type))
@@ -530,10 +539,10 @@ MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec* ri, MRI_Regio
   if (check_common(ri, regions, ao, variables, false, r) != MRI_OK) return MRI_Error;
   if (*ri == MRI_REGION_EVENT) return fail("MRI_REGION_EVENT is only for trace requests and cannot be aggregated");
   if (!aggregation) return fail("aggregation pointer is NULL");
-  if (aggregation->operation < MRI_SUM || aggregation->operation > MRI_COUNT)
-    return fail("unknown aggregation operation %d", int(aggregation->operation));
-  if (aggregation->target < MRI_PER_THREAD || aggregation->target > MRI_PER_NODE)
-    return fail("unknown aggregation target %d", int(aggregation->target));
+  if (raw(aggregation->operation) < MRI_SUM || raw(aggregation->operation) > MRI_COUNT)
+    return fail("unknown aggregation operation %d", raw(aggregation->operation));
+  if (raw(aggregation->target) < MRI_PER_THREAD || raw(aggregation->target) > MRI_PER_NODE)
+    return fail("unknown aggregation target %d", raw(aggregation->target));
   if (aggregation->target == MRI_PER_NODE)
     return fail("aggregation target PER_NODE is not available: this monitor covers one node");
   const MRI_Active_Object_Type want = aggregation->target == MRI_PER_THREAD ? MRI_THREAD : MRI_PROCESS;

@@ -197,7 +197,7 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
   if (!s.loaded) return fail("no application loaded");
   std::memset(info, 0, sizeof *info);
   info->active_object = *ao;
-  if (ao->type == MRI_PROCESS) {
+  if (raw(ao->type) == MRI_PROCESS) {
     if (ao->id != s.pid) return fail("process %d is not the application (pid %d)", ao->id, int(s.pid));
     info->os_id = s.pid;
     info->alive = !child_exited();
@@ -211,7 +211,7 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
     clear_error();
     return MRI_OK;
   }
-  if (ao->type != MRI_THREAD) return fail("unknown active object type %d", int(ao->type));
+  if (raw(ao->type) != MRI_THREAD) return fail("unknown active object type %d", raw(ao->type));
   const uint32_t n = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
   if (ao->id < 0 || uint32_t(ao->id) >= n) return fail("thread %d has not been seen (%u threads so far)", ao->id, n);
   const proto::ThreadRecord* rec = s.view.thread(uint32_t(ao->id));
@@ -242,7 +242,7 @@ int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
   for (const auto& r : s.regions)
-    if (r.spec.type == region->type && r.spec.id.file_ID == region->id.file_ID &&
+    if (raw(r.spec.type) == raw(region->type) && r.spec.id.file_ID == region->id.file_ID &&
         r.spec.id.line_NR == region->id.line_NR) {
       info->region = r.spec;
       info->name = r.name.c_str();
@@ -250,7 +250,7 @@ int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
       clear_error();
       return MRI_OK;
     }
-  return fail("the application has no %s region at file %d line %d", MRI_Region_Type_Name(region->type),
+  return fail("the application has no region of type %d at file %d line %d", raw(region->type),
               region->id.file_ID, region->id.line_NR);
 }
 

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,17 @@
 #include "mri_protocol.h"
 
 namespace mri::tool {
+
+// Enum fields come from the tool and may hold any int: loading an
+// out-of-range value as the enum type would be undefined, so they are read
+// as raw ints until validated.
+template <typename E>
+int raw(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 // Sets the calling thread's error message and returns MRI_Error.
 int fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

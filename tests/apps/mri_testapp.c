@@ -78,12 +78,12 @@ static void *imbalance_thread(void *p)
 }
 
 static volatile int workers_stop;
-static volatile unsigned long long sink;
 
 static void *spin_thread(void *p)
 {
     (void)p;
     pthread_setname_np(pthread_self(), "spinner");
+    volatile unsigned long long sink = 0; /* per thread: busy work, no sharing */
     while (!__atomic_load_n(&workers_stop, __ATOMIC_RELAXED)) {
         MONITOR_ENTER(r_spin);
         for (int i = 0; i < 1000; ++i) sink += (unsigned long long)i;

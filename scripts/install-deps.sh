@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what the build, the tests and the benchmarks need on Debian 12.
+# Installs only what is missing, so it is quick on a machine that has them.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config   # toolchain
+  libcmocka-dev                      # C API tests
+  googletest libgtest-dev libgmock-dev  # unit and fault tests
+  libbenchmark-dev                   # bench/
+  python3                            # bench/run_ladder.sh summary
+  procps util-linux                  # ipcs, used by the shared-memory check
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: everything is installed"
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: install, build, run every test
+# (CTest: C API, fault, unit tests and the shared-memory leak check), then
+# the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# and under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+echo "== build and test (RelWithDebInfo)"
+BUILD_DIR=build scripts/build.sh
+(cd build && ctest --output-on-failure)
+
+echo "== build and test under ASan+UBSan"
+BUILD_DIR=build-asan scripts/build.sh -DMRI_SANITIZE=address -DMRI_BUILD_BENCH=OFF
+(cd build-asan && ctest --output-on-failure)
+
+echo "== build and test under TSan"
+BUILD_DIR=build-tsan scripts/build.sh -DMRI_SANITIZE=thread -DMRI_BUILD_BENCH=OFF
+(cd build-tsan && ctest --output-on-failure)
