@@ -52,29 +52,40 @@ typedef struct Monitor_Region_Descriptor {
     int reserved2;
 } Monitor_Region_Descriptor;
 
+/* libmonitor is built with hidden visibility; these are its exports. */
+#define MONITOR_API __attribute__((visibility("default")))
+
+/* gcc: call the slow paths through the GOT directly instead of a PLT stub
+ * (one indirect jump less per call: about 0.5 ns per pair here). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MONITOR_NOPLT_ __attribute__((noplt))
+#else
+#define MONITOR_NOPLT_
+#endif
+
 /* Slow paths, in libmonitor. */
-void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor *region);
-void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor *region);
+MONITOR_API MONITOR_NOPLT_ void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor *region);
+MONITOR_API MONITOR_NOPLT_ void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor *region);
 
 /* Registers the descriptors of one module (executable or shared object).
  * Called by a constructor that this header puts into every translation
  * unit; repeated calls for the same module are ignored. */
-void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Monitor_Region_Descriptor *end);
+MONITOR_API void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Monitor_Region_Descriptor *end);
 
 /* Connects to the tool named by the environment (MRI_SHMID), publishes the
  * static information and blocks until the tool releases the application.
  * Runs automatically at the first monitored event; calling it first thing
  * in main() makes the start-up point explicit. Without a tool it does
  * nothing. Idempotent and thread-safe. */
-void Monitor_Init(void);
+MONITOR_API void Monitor_Init(void);
 
 /* Publishes the final state and detaches from the tool. Registered with
  * atexit() by Monitor_Init(); calling it explicitly at an exit point is
  * harmless. */
-void Monitor_Final(void);
+MONITOR_API void Monitor_Final(void);
 
 /* 1 when a tool is attached and monitoring, 0 when dormant or detached. */
-int Monitor_Is_Attached(void);
+MONITOR_API int Monitor_Is_Attached(void);
 
 #ifdef __cplusplus
 }

@@ -22,12 +22,15 @@ namespace {
 constexpr long kParkPollNs = 100'000'000;  // parked threads re-check the mode every 100 ms
 
 // Threads beyond the geometry's max_threads get this state: never monitored.
+// Its in_slow flag stays set, so the recursion guard turns them away without
+// a comparison of its own on the hot path.
 ThreadState g_unmonitored;
+const bool g_unmonitored_init = (g_unmonitored.in_slow.store(1), true);
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadState* t_state = nullptr;
 
 inline void after_flag_store() {
-  if (g.use_membarrier)
+  if (__builtin_expect(g.use_membarrier, 1))
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the quiescer's membarrier does the rest
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -61,6 +64,7 @@ void publish_thread(ThreadState* ts) {
   pthread_getname_np(pthread_self(), name, sizeof name);
   std::memcpy(rec->name, name, sizeof name);
   sync::store(rec->status, uint32_t(proto::ThreadStatus::kAlive));
+  ts->agg_row = g.view.aggregate(ts->index, 0);
   ts->record = rec;
   std::atomic_ref<uint32_t> count(g.view.header()->app.thread_count);
   uint32_t seen = count.load();
@@ -78,28 +82,24 @@ void park(ThreadState* ts) {
     sync::futex_wait_private(&g.run_generation, gen, kParkPollNs);
   }
   ts->parked_ticks += timer::now() - t0;
+  ts->fixup = 1;
   ts->in_slow.store(1, std::memory_order_relaxed);
   after_flag_store();
 }
 
-// Enters the monitor. Returns the thread's state when the event is to be
-// processed (mode kRunning), nullptr when it must be ignored. On success
-// the caller must call leave().
-ThreadState* enter_monitor() {
-  ThreadState* ts = t_state;
-  if (MRI_UNLIKELY(!ts)) {
+// The rare cases of entering the monitor: first event of a thread, a stop,
+// detached or finished. Returns the state when the event is to be
+// processed, nullptr when it must be ignored (then in_slow is clear).
+__attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
+  if (!ts) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);
     if (m != kRunning && m != kStopped) return nullptr;
     if (!g.published) publish_once();
     ts = register_thread();
     if (!ts) return nullptr;
+    ts->in_slow.store(1, std::memory_order_relaxed);
+    after_flag_store();
   }
-  if (ts == &g_unmonitored) return nullptr;
-  // Recursion guard: a signal handler running annotated code inside the
-  // monitor is not monitored.
-  if (ts->in_slow.load(std::memory_order_relaxed)) return nullptr;
-  ts->in_slow.store(1, std::memory_order_relaxed);
-  after_flag_store();
   for (;;) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);
     if (m == kRunning) break;
@@ -111,12 +111,29 @@ ThreadState* enter_monitor() {
     if (!ts->record) publish_thread(ts);
     park(ts);
   }
-  if (MRI_UNLIKELY(!ts->record)) publish_thread(ts);
-  if (MRI_UNLIKELY(ts->parked_ticks)) {
+  if (!ts->record) publish_thread(ts);
+  if (ts->parked_ticks) {
     // Time spent stopped at a breakpoint is not the program's time.
     for (uint32_t i = 0; i < ts->depth; ++i) ts->frames[i].start += ts->parked_ticks;
     ts->parked_ticks = 0;
   }
+  ts->fixup = 0;
+  return ts;
+}
+
+// Enters the monitor; on success the caller must call leave(). Inlined into
+// both slow paths: with the call it cost about 1 ns more per pair
+// (docs/PERFORMANCE.md).
+__attribute__((always_inline)) inline ThreadState* enter_monitor() {
+  ThreadState* ts = t_state;
+  if (MRI_UNLIKELY(!ts)) return enter_monitor_slow(nullptr);
+  // Recursion guard: a signal handler running annotated code inside the
+  // monitor is not monitored (nor is an unmonitored thread).
+  if (ts->in_slow.load(std::memory_order_relaxed)) return nullptr;
+  ts->in_slow.store(1, std::memory_order_relaxed);
+  after_flag_store();
+  if (MRI_UNLIKELY(g.mode.load(std::memory_order_acquire) != kRunning || ts->fixup))
+    return enter_monitor_slow(ts);
   return ts;
 }
 
@@ -128,26 +145,25 @@ inline void seq_begin(proto::ThreadRecord* rec) {
 }
 inline void seq_end(proto::ThreadRecord* rec) { sync::store(rec->seq, rec->seq + 1); }
 
-void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                bool outermost) {
+inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
+                       bool outermost) {
   proto::ThreadRecord* rec = ts->record;
   seq_begin(rec);
+  const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
-    const uint32_t r = g.plan_requests[p.agg_begin + i];
-    proto::AggregateSlot* s = g.view.aggregate(ts->index, r);
-    const uint64_t v = g.request_metric[r] == uint8_t(proto::Metric::kInstances) ? 1 : dt;
+    proto::AggregateSlot* s = ts->agg_row + a[i].request;
+    const uint64_t v = a[i].metric == uint32_t(proto::Metric::kInstances) ? 1 : dt;
     if (s->count == 0 || v < s->min) s->min = v;
     if (v > s->max) s->max = v;
     s->sum += v;
     s->count += 1;
   }
   for (uint32_t i = 0; i < p.n_prof; ++i) {
-    proto::ProfileSlot* s = g.view.profile_row(g.plan_slices[p.prof_begin + i], ts->index) + region;
+    proto::ProfileSlot* s = g.view.profile_row(g.slices[p.prof_begin + i], ts->index) + region;
     s->calls += 1;
     if (outermost) s->inclusive += dt;
     s->exclusive += dt > child ? dt - child : 0;
   }
-  rec->events += 2;
   seq_end(rec);
 }
 
@@ -172,20 +188,76 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   const uint32_t id = uint32_t(desc->id);
-  if (id < g.plans.size() && g.plans[id].measure) {
-    if (ts->depth < kMaxDepth) {
+  if (id < g.plan_count && g.plan[id].measure) {
+    if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
+      ts->overflow += 1;
+    } else {
       Frame& f = ts->frames[ts->depth++];
       f.region = int32_t(id);
-      f.profiled = g.plans[id].n_prof > 0;
+      f.profiled = g.plan[id].n_prof > 0;
       f.child = 0;
-      ts->open[id] += 1;
+      if (f.profiled) ts->open[id] += 1;
       f.start = mri::timer::now();  // last: the monitor's own work is outside the region's time
-    } else {
-      ts->overflow += 1;
     }
   }
   leave(ts);
 }
+
+namespace {
+
+// Pops the top frame (region `id`) and accounts its instance.
+__attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint32_t id, uint64_t now) {
+  const Frame& f = ts->frames[--ts->depth];  // stays valid: nothing is pushed below
+  const RegionPlan& p = g.plan[id];
+  const uint64_t dt = now > f.start ? now - f.start : 0;
+  bool outermost = true;
+  if (f.profiled) {
+    outermost = (ts->open[id] -= 1) == 0;
+    for (int32_t j = int32_t(ts->depth) - 1; j >= 0; --j)
+      if (ts->frames[j].profiled) {
+        ts->frames[j].child += dt;
+        break;
+      }
+  }
+  if (p.measure) accumulate(ts, p, id, dt, f.child, outermost);
+}
+
+// The end of a breakpoint region: stop the world, stay until released.
+__attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) {
+  if (try_stop_world(mri::proto::StopReason::kBreakpoint, int32_t(id), ts)) {
+    leave(ts);
+    ThreadState* again = enter_monitor();  // parks until the tool releases us
+    if (again) leave(again);
+    return;
+  }
+  leave(ts);
+}
+
+// An exit that does not match the top frame: frames above this region's
+// belong to subregions whose exits were never seen (longjmp, an exception
+// through C code); or the region was entered before its requests were in
+// place, or beyond the stack's depth.
+__attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
+  if (id < g.plan_count) {
+    int32_t k = int32_t(ts->depth) - 1;
+    while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
+    if (k >= 0) {
+      while (int32_t(ts->depth) - 1 > k) {
+        const Frame& dropped = ts->frames[--ts->depth];
+        if (dropped.profiled) ts->open[dropped.region] -= 1;
+      }
+      pop_and_measure(ts, id, now);
+    } else if (ts->overflow > 0) {
+      ts->overflow -= 1;
+    } else if (g.plan[id].measure) {
+      std::atomic_ref<uint32_t>(g.view.header()->app.unmatched_exits).fetch_add(1);
+    }
+    if (int32_t(id) == g.breakpoint) return exit_at_breakpoint(ts, id);
+  }
+  leave(ts);
+}
+
+}  // namespace
 
 extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   const uint64_t now = mri::timer::now();  // first: the monitor's own work is outside the region's time
@@ -194,39 +266,9 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   const uint32_t id = uint32_t(desc->id);
   // A thread parked in enter_monitor() had its frames shifted by the parked
   // time; `now` predates the park, so it needs no correction.
-  if (id < g.plans.size()) {
-    // Find this region's frame; frames above it belong to subregions whose
-    // exits were never seen (longjmp, an exception through C code).
-    int32_t k = int32_t(ts->depth) - 1;
-    while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
-    if (k >= 0) {
-      while (int32_t(ts->depth) - 1 > k) ts->open[ts->frames[--ts->depth].region] -= 1;
-      const Frame f = ts->frames[--ts->depth];
-      const uint32_t still_open = (ts->open[id] -= 1);
-      const RegionPlan& p = g.plans[id];
-      const uint64_t dt = now > f.start ? now - f.start : 0;
-      if (p.measure) accumulate(ts, p, id, dt, f.child, still_open == 0);
-      if (f.profiled) {
-        for (int32_t j = int32_t(ts->depth) - 1; j >= 0; --j)
-          if (ts->frames[j].profiled) {
-            ts->frames[j].child += dt;
-            break;
-          }
-      }
-    } else if (ts->overflow > 0) {
-      ts->overflow -= 1;
-    } else if (g.plans[id].measure) {
-      // Entered before its requests were in place.
-      std::atomic_ref<uint32_t>(g.view.header()->app.unmatched_exits).fetch_add(1);
-    }
-    if (int32_t(id) == g.breakpoint &&
-        try_stop_world(mri::proto::StopReason::kBreakpoint, int32_t(id), ts)) {
-      // Stay here until released; enter_monitor() parks us.
-      leave(ts);
-      ThreadState* again = enter_monitor();
-      if (again) leave(again);
-      return;
-    }
-  }
+  if (MRI_UNLIKELY(ts->depth == 0 || ts->frames[ts->depth - 1].region != int32_t(id) || id >= g.plan_count))
+    return exit_unusual(ts, id, now);
+  pop_and_measure(ts, id, now);
+  if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);
   leave(ts);
 }

@@ -48,15 +48,23 @@ struct alignas(64) ThreadState {
   uint32_t index = 0;    // row in the segment
   uint32_t depth = 0;    // frames in use
   uint32_t overflow = 0; // enters not pushed because the stack was full
+  uint32_t fixup = 1;    // non-zero: row not yet published, or parked time to shift out
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
   proto::ThreadRecord* record = nullptr;
-  std::vector<uint32_t> open;  // per region: open monitored instances (recursion)
+  proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
+  std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
   Frame frames[kMaxDepth];
+};
+
+// One aggregate request attached to a region.
+struct AggTarget {
+  uint32_t request;
+  uint32_t metric;  // proto::Metric
 };
 
 // What the MCC does at one region, rebuilt at each release.
 struct RegionPlan {
-  uint32_t agg_begin = 0;   // into Global::plan_requests
+  uint32_t agg_begin = 0;   // into Global::plan_aggs
   uint16_t n_agg = 0;
   uint16_t n_prof = 0;
   uint32_t prof_begin = 0;  // into Global::plan_slices
@@ -65,7 +73,15 @@ struct RegionPlan {
 };
 
 struct Global {
+  // Hot: read on every monitored event; kept together in the first lines.
   std::atomic<uint32_t> mode{kDormant};
+  bool use_membarrier = false;
+  int32_t breakpoint = -1;
+  uint32_t plan_count = 0;
+  const RegionPlan* plan = nullptr;
+  const AggTarget* aggs = nullptr;
+  const uint32_t* slices = nullptr;
+
   uint32_t run_generation = 0;  // private futex word: parked threads wait on it
 
   // Segment.
@@ -73,7 +89,6 @@ struct Global {
   int shmid = -1;
   int tool_pidfd = -1;
   uint32_t tool_pid = 0;
-  bool use_membarrier = false;
   bool published = false;
 
   // Regions: every registered descriptor and the published region of each.
@@ -89,11 +104,10 @@ struct Global {
   pthread_key_t thread_key{};
 
   // Plans (read by application threads in the slow path while kRunning).
+  // The vectors own the storage; the hot path reads the raw pointers.
   std::vector<RegionPlan> plans;
-  std::vector<uint32_t> plan_requests;  // aggregate request indices
-  std::vector<uint32_t> plan_slices;    // profile slice indices
-  std::vector<uint8_t> request_metric;  // per request: proto::Metric
-  int32_t breakpoint = -1;
+  std::vector<AggTarget> plan_aggs;
+  std::vector<uint32_t> plan_slices;  // profile slice indices
 
   // Control.
   std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final

@@ -173,8 +173,8 @@ void apply_requests() {
   const uint32_t nthreads = std::min(g.next_thread.load(), v.g.max_threads);
   const uint32_t words = proto::bitmap_words(v.g);
 
-  std::vector<std::vector<uint32_t>> agg(nreg), prof(nreg);
-  g.request_metric.assign(v.g.max_requests, 0);
+  std::vector<std::vector<AggTarget>> agg(nreg);
+  std::vector<std::vector<uint32_t>> prof(nreg);
   std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
     proto::RequestRecord rec;
@@ -203,7 +203,6 @@ void apply_requests() {
     } else if (fresh) {
       for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
     }
-    g.request_metric[r] = uint8_t(rec.metric);
     const uint64_t* bits = v.request_bitmap(r);
     for (uint32_t w = 0; w < words; ++w) {
       uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
@@ -214,7 +213,7 @@ void apply_requests() {
         if (rec.kind == uint32_t(proto::RequestKind::kProfile))
           prof[region].push_back(rec.profile_slice);
         else
-          agg[region].push_back(r);
+          agg[region].push_back({r, rec.metric});
       }
     }
     ack->status = 0;
@@ -231,19 +230,23 @@ void apply_requests() {
   }
 
   g.plans.assign(nreg, RegionPlan{});
-  g.plan_requests.clear();
+  g.plan_aggs.clear();
   g.plan_slices.clear();
   for (uint32_t i = 0; i < nreg; ++i) {
     RegionPlan& p = g.plans[i];
-    p.agg_begin = uint32_t(g.plan_requests.size());
+    p.agg_begin = uint32_t(g.plan_aggs.size());
     p.n_agg = uint16_t(agg[i].size());
-    g.plan_requests.insert(g.plan_requests.end(), agg[i].begin(), agg[i].end());
+    g.plan_aggs.insert(g.plan_aggs.end(), agg[i].begin(), agg[i].end());
     p.prof_begin = uint32_t(g.plan_slices.size());
     p.n_prof = uint16_t(prof[i].size());
     g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
     p.measure = (p.n_agg + p.n_prof) > 0;
     p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
   }
+  g.plan = g.plans.data();
+  g.plan_count = uint32_t(g.plans.size());
+  g.aggs = g.plan_aggs.data();
+  g.slices = g.plan_slices.data();
 }
 
 void handle_command(uint32_t seq) {
@@ -268,7 +271,7 @@ void handle_command(uint32_t seq) {
       publish_state(AppState::kRunning, StopReason::kNone, -1, false);
       for (auto* d : g.descriptors) {
         const uint32_t id = uint32_t(d->id);
-        __atomic_store_n(&d->armed, id < g.plans.size() ? g.plans[id].armed : 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->armed, id < g.plan_count ? g.plan[id].armed : 0, __ATOMIC_RELAXED);
       }
       g.mode.store(kRunning, std::memory_order_seq_cst);
       sync::bump(g.run_generation);
@@ -462,6 +465,8 @@ void publish_once() {
     sync::store(app().string_pool_used, pool);
     sync::store(app().regions_dropped, dropped);
     g.plans.assign(g.region_first.size(), RegionPlan{});
+    g.plan = g.plans.data();
+    g.plan_count = uint32_t(g.plans.size());
     g.published = true;
 
     pthread_attr_t attr;
