@@ -338,6 +338,12 @@ typedef struct {
     int exit_code;          /* MRI_STOP_EXITED */
     int signal;             /* MRI_STOP_SIGNALED */
     unsigned long long stops; /* number of stops so far in this run */
+    /* What the monitor could not monitor; all 0 in a healthy run. */
+    unsigned int threads_dropped;  /* threads beyond MRI_MAX_THREADS (default 128): not monitored */
+    unsigned int regions_dropped;  /* regions beyond MRI_MAX_REGIONS, or from modules loaded after start-up */
+    unsigned int unmatched_exits;  /* exits of requested regions entered before their requests applied */
+    unsigned int bad_requests;     /* corrupt request records the monitor ignored */
+    char monitor_message[256];     /* the latest problem the monitor noticed, "" if none */
 } MRI_Application_Status_Info;
 
 /* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)

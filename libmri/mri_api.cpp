@@ -504,6 +504,12 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   const proto::AppControl& a = s.view.header()->app;
   info->pid = s.pid;
   info->stops = sync::load(a.stops);
+  info->threads_dropped = sync::load(a.threads_dropped);
+  info->regions_dropped = sync::load(a.regions_dropped);
+  info->unmatched_exits = sync::load(a.unmatched_exits);
+  info->bad_requests = sync::load(a.bad_requests);
+  std::memcpy(info->monitor_message, a.last_error, sizeof info->monitor_message);
+  info->monitor_message[sizeof info->monitor_message - 1] = '\0';
   const auto reason = proto::StopReason(sync::load(a.stop_reason));
   if (info->status == MRI_APPLICATION_TERMINATED) {
     if (s.reaped && WIFSIGNALED(s.wait_status)) {

@@ -306,6 +306,10 @@ static void test_breakpoints_iterative(void **state)
     assert_int_equal(st.reason, MRI_STOP_EXITED);
     assert_int_equal(st.exit_code, 0);
     assert_int_equal(st.stops, 3);
+    assert_int_equal(st.threads_dropped, 0);
+    assert_int_equal(st.regions_dropped, 0);
+    assert_int_equal(st.bad_requests, 0);
+    assert_string_equal(st.monitor_message, "");
 }
 
 static void test_stopped_time_not_charged(void **state)
@@ -558,6 +562,22 @@ static void test_static_information(void **state)
     run_to_end();
 }
 
+static void test_thread_limit_is_reported(void **state)
+{
+    (void)state;
+    setenv("MRI_MAX_THREADS", "2", 1);
+    load("imbalance", "3", "2", NULL);
+    unsetenv("MRI_MAX_THREADS");
+    MRI_Request_ID per_thread = aggregate(MRI_NUMBER_OF_INSTANCES, "work", MRI_SUM, MRI_PER_THREAD);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.threads_dropped, 2); /* main + 3 workers, room for 2 */
+    MRI_Aggregate_Request_Results *r = agg_data(per_thread);
+    assert_int_equal(r->nr_Elements, 2);
+    assert_int_equal((long)agg_total(per_thread), 2); /* the one monitored worker's 2 instances */
+}
+
 static void test_not_instrumented(void **state)
 {
     (void)state;
@@ -605,6 +625,7 @@ int main(void)
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_publication, teardown),
         cmocka_unit_test_teardown(test_static_information, teardown),
+        cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
         cmocka_unit_test_teardown(test_not_instrumented, teardown),
         cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
     };

@@ -94,6 +94,12 @@ int load(char** argv) {
 int final_status(const char* program) {
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
+  if (st.threads_dropped)
+    std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n", st.threads_dropped);
+  if (st.regions_dropped)
+    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or loaded late)\n",
+                 st.regions_dropped);
+  if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
     std::fprintf(stderr, "mri: %s was killed by signal %d (%s); results up to then are shown\n", program, st.signal,
                  strsignal(st.signal));
