@@ -72,6 +72,13 @@ MONITOR_API MONITOR_NOPLT_ void Monitor_Region_Exit_Slow(Monitor_Region_Descript
  * unit; repeated calls for the same module are ignored. */
 MONITOR_API void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Monitor_Region_Descriptor *end);
 
+/* Registers one descriptor that is not in the "mri_regions" section (the
+ * C++ scope macros call it at a region's first execution). Before the
+ * static information is published it joins it; afterwards the region is
+ * published on its own, and requests over every region include it. Returns
+ * the region id, or -1 when not (yet) published. Thread-safe. */
+MONITOR_API int Monitor_Register_Region(Monitor_Region_Descriptor *region);
+
 /* Connects to the tool named by the environment (MRI_SHMID), publishes the
  * static information and blocks until the tool releases the application.
  * Runs automatically at the first monitored event; calling it first thing
@@ -97,7 +104,9 @@ MONITOR_API int Monitor_Is_Attached(void);
 
 #define MONITOR_SECTION_ "mri_regions"
 
-/* Defines a static region descriptor called `handle` at this line. */
+/* Defines a static region descriptor called `handle` at this line. In C++,
+ * use it at namespace scope or in ordinary functions; in inline functions
+ * and templates use MONITOR_SCOPE / MONITOR_FUNCTION (see there). */
 #define MONITOR_REGION(handle, region_type, region_name)                                   \
     static Monitor_Region_Descriptor handle                                                \
         __attribute__((section(MONITOR_SECTION_), used, aligned(8))) = {                   \
@@ -148,8 +157,19 @@ private:
     Monitor_Region_Descriptor &region_;
 };
 
+/* The descriptor of a scope is not placed in the "mri_regions" section:
+ * gcc cannot put a static of an inline function or a template (one shared
+ * copy per program) in a named section together with ordinary statics, and
+ * scopes are typical in both. It registers itself at its first execution
+ * instead (a C++ static initialisation: one more predictable branch per
+ * enter), so a scope's region appears in the static information once it
+ * has run. */
 #define MONITOR_SCOPE(region_type, region_name)                                            \
-    MONITOR_REGION(MONITOR_CAT_(monitor_region_, __LINE__), region_type, region_name);     \
+    static Monitor_Region_Descriptor MONITOR_CAT_(monitor_region_, __LINE__) = {           \
+        0, (unsigned char)(region_type), 0, -1, (region_name), __FILE__, __LINE__, 0};     \
+    static const int MONITOR_CAT_(monitor_registered_, __LINE__)                           \
+        __attribute__((unused)) =                                                          \
+            Monitor_Register_Region(&MONITOR_CAT_(monitor_region_, __LINE__));             \
     Monitor_Region_Guard MONITOR_CAT_(monitor_guard_, __LINE__)(                           \
         MONITOR_CAT_(monitor_region_, __LINE__))
 

@@ -47,7 +47,7 @@ ThreadState* register_thread() {
   }
   auto* ts = new ThreadState;
   ts->index = index;
-  ts->open.assign(g.region_first.size(), 0);
+  ts->open.assign(g.view.g.max_regions, 0);  // regions can be published later
   // Visible to the quiescer before this thread can set in_slow.
   g.threads[index].store(ts, std::memory_order_release);
   t_state = ts;
@@ -188,7 +188,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   const uint32_t id = uint32_t(desc->id);
-  if (id < g.plan_count && g.plan[id].measure) {
+  if (id < std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed) && g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
       ts->overflow += 1;
     } else {
@@ -238,7 +238,7 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
 // through C code); or the region was entered before its requests were in
 // place, or beyond the stack's depth.
 __attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
-  if (id < g.plan_count) {
+  if (id < std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed)) {
     int32_t k = int32_t(ts->depth) - 1;
     while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
     if (k >= 0) {
@@ -266,7 +266,7 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   const uint32_t id = uint32_t(desc->id);
   // A thread parked in enter_monitor() had its frames shifted by the parked
   // time; `now` predates the park, so it needs no correction.
-  if (MRI_UNLIKELY(ts->depth == 0 || ts->frames[ts->depth - 1].region != int32_t(id) || id >= g.plan_count))
+  if (MRI_UNLIKELY(ts->depth == 0 || ts->frames[ts->depth - 1].region != int32_t(id)))
     return exit_unusual(ts, id, now);
   pop_and_measure(ts, id, now);
   if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);

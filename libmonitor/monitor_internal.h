@@ -19,6 +19,8 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mri_monitor.h"
@@ -96,6 +98,10 @@ struct Global {
   std::vector<Monitor_Region_Descriptor*> descriptors;
   std::vector<const Monitor_Region_Descriptor*> region_first;  // one per region id
   std::vector<const void*> modules;
+  // Published names -> ids (allocated at publication; Global stays constinit).
+  std::unordered_map<std::string, uint32_t>* file_ids = nullptr;
+  std::unordered_map<std::string, uint32_t>* region_ids = nullptr;
+  uint32_t string_pool_used = 0;
 
   // Threads: index -> state; states live until exit (the quiescing thread
   // may look at them at any time).
@@ -108,6 +114,10 @@ struct Global {
   std::vector<RegionPlan> plans;
   std::vector<AggTarget> plan_aggs;
   std::vector<uint32_t> plan_slices;  // profile slice indices
+  // Profile slices of the requests over every region: the plan of a region
+  // published after the last release (registered at its first execution).
+  uint32_t all_prof_begin = 0;
+  uint16_t all_prof_count = 0;
 
   // Control.
   std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final
@@ -134,6 +144,9 @@ void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void arm_all(unsigned char value);
 void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self);
+
+int32_t publish_region(Monitor_Region_Descriptor* d);
+void reserve_plans();
 
 // hot_path.cpp
 ThreadState* current_thread_state();

@@ -175,6 +175,7 @@ void apply_requests() {
 
   std::vector<std::vector<AggTarget>> agg(nreg);
   std::vector<std::vector<uint32_t>> prof(nreg);
+  std::vector<uint32_t> all_slices;
   std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
     proto::RequestRecord rec;
@@ -202,6 +203,18 @@ void apply_requests() {
           std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
     } else if (fresh) {
       for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
+    }
+    if (rec.flags & proto::kRequestAllRegions) {
+      for (uint32_t region = 0; region < nreg; ++region) {
+        if (rec.kind == uint32_t(proto::RequestKind::kProfile))
+          prof[region].push_back(rec.profile_slice);
+        else
+          agg[region].push_back({r, rec.metric});
+      }
+      if (rec.kind == uint32_t(proto::RequestKind::kProfile)) all_slices.push_back(rec.profile_slice);
+      ack->status = 0;
+      sync::store(ack->applied_generation, rec.generation);
+      continue;
     }
     const uint64_t* bits = v.request_bitmap(r);
     for (uint32_t w = 0; w < words; ++w) {
@@ -243,8 +256,10 @@ void apply_requests() {
     p.measure = (p.n_agg + p.n_prof) > 0;
     p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
   }
-  g.plan = g.plans.data();
-  g.plan_count = uint32_t(g.plans.size());
+  g.all_prof_begin = uint32_t(g.plan_slices.size());
+  g.all_prof_count = uint16_t(all_slices.size());
+  g.plan_slices.insert(g.plan_slices.end(), all_slices.begin(), all_slices.end());
+  reserve_plans();
   g.aggs = g.plan_aggs.data();
   g.slices = g.plan_slices.data();
 }
@@ -398,75 +413,84 @@ bool try_stop_world(StopReason reason, int32_t region, const ThreadState* self) 
   return true;
 }
 
+// Regions may be published after the first publication (registered at
+// their first execution): the plan array never moves once reserved, so
+// threads reading it need no lock while one is appended.
+void reserve_plans() {
+  g.plans.reserve(g.view.g.max_regions);
+  g.plan = g.plans.data();
+  std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
+}
+
+// Publishes one descriptor: its file and region records (identical
+// descriptors share one region). Needs registry_mutex. Returns the region
+// id, or -1 when a capacity is exhausted (counted as dropped).
+int32_t publish_region(Monitor_Region_Descriptor* d) {
+  proto::View& v = g.view;
+  auto intern = [&v](const char* s, uint32_t& off, uint32_t& len) {
+    size_t n = s ? std::strlen(s) : 0;
+    if (g.string_pool_used + n + 1 > v.g.string_pool_bytes) n = 0;  // pool full: empty name
+    if (g.string_pool_used + 1 > v.g.string_pool_bytes) {
+      off = 0;
+      len = 0;
+      return;
+    }
+    std::memcpy(v.strings() + g.string_pool_used, s ? s : "", n);
+    v.strings()[g.string_pool_used + n] = '\0';
+    off = g.string_pool_used;
+    len = uint32_t(n);
+    g.string_pool_used += uint32_t(n) + 1;
+    sync::store(app().string_pool_used, g.string_pool_used);
+  };
+  auto drop = [d]() {
+    d->id = -1;
+    sync::store(app().regions_dropped, sync::load(app().regions_dropped) + 1);
+    return int32_t(-1);
+  };
+  const std::string file = d->file ? d->file : "?";
+  auto fit = g.file_ids->find(file);
+  uint32_t file_id;
+  if (fit == g.file_ids->end()) {
+    if (g.file_ids->size() >= v.g.max_files) return drop();
+    file_id = uint32_t(g.file_ids->size());
+    g.file_ids->emplace(file, file_id);
+    proto::FileRecord* fr = v.file(file_id);
+    intern(file.c_str(), fr->name_offset, fr->name_len);
+    sync::store(app().file_count, file_id + 1);
+  } else {
+    file_id = fit->second;
+  }
+  const std::string key = std::to_string(d->type) + ':' + std::to_string(file_id) + ':' +
+                          std::to_string(d->line) + ':' + (d->name ? d->name : "");
+  auto rit = g.region_ids->find(key);
+  if (rit != g.region_ids->end()) return d->id = int(rit->second);
+  if (g.region_first.size() >= v.g.max_regions) return drop();
+  const uint32_t id = uint32_t(g.region_first.size());
+  g.region_ids->emplace(key, id);
+  g.region_first.push_back(d);
+  proto::RegionRecord* r = v.region(id);
+  r->type = d->type;
+  r->line = d->line;
+  r->file_id = file_id;
+  intern(d->name, r->name_offset, r->name_len);
+  sync::store(app().region_count, id + 1);  // release: the record is complete
+  return d->id = int(id);
+}
+
 void publish_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (g.mode.load() != kStopped || !g.view.base) return;
     std::lock_guard<std::mutex> lock(g.registry_mutex);
-    proto::View& v = g.view;
     timer::Calibration cal = timer::calibrate();
     app().ns_per_tick = cal.ns_per_tick;
     sync::store(app().timer_kind, uint32_t(cal.kind));
-
-    uint32_t pool = 0, dropped = 0;
-    auto intern = [&](const char* s, uint32_t& off, uint32_t& len) {
-      size_t n = s ? std::strlen(s) : 0;
-      if (pool + n + 1 > v.g.string_pool_bytes) n = 0;  // pool full: empty name
-      std::memcpy(v.strings() + pool, s ? s : "", n);
-      v.strings()[pool + n] = '\0';
-      off = pool;
-      len = uint32_t(n);
-      pool += uint32_t(n) + 1;
-    };
-    std::unordered_map<std::string, uint32_t> files;
-    std::unordered_map<std::string, uint32_t> regions;  // identical descriptors share a region
+    g.file_ids = new std::unordered_map<std::string, uint32_t>;
+    g.region_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_first.clear();
-    for (auto* d : g.descriptors) {
-      std::string file = d->file ? d->file : "?";
-      auto fit = files.find(file);
-      uint32_t file_id;
-      if (fit == files.end()) {
-        if (files.size() >= v.g.max_files) {
-          d->id = -1;
-          ++dropped;
-          continue;
-        }
-        file_id = uint32_t(files.size());
-        files.emplace(file, file_id);
-        proto::FileRecord* fr = v.file(file_id);
-        intern(file.c_str(), fr->name_offset, fr->name_len);
-      } else {
-        file_id = fit->second;
-      }
-      std::string key = std::to_string(d->type) + ':' + std::to_string(file_id) + ':' +
-                        std::to_string(d->line) + ':' + (d->name ? d->name : "");
-      auto rit = regions.find(key);
-      if (rit != regions.end()) {
-        d->id = int(rit->second);
-        continue;
-      }
-      if (g.region_first.size() >= v.g.max_regions) {
-        d->id = -1;
-        ++dropped;
-        continue;
-      }
-      uint32_t id = uint32_t(g.region_first.size());
-      regions.emplace(key, id);
-      g.region_first.push_back(d);
-      d->id = int(id);
-      proto::RegionRecord* r = v.region(id);
-      r->type = d->type;
-      r->line = d->line;
-      r->file_id = file_id;
-      intern(d->name, r->name_offset, r->name_len);
-    }
-    sync::store(app().region_count, uint32_t(g.region_first.size()));
-    sync::store(app().file_count, uint32_t(files.size()));
-    sync::store(app().string_pool_used, pool);
-    sync::store(app().regions_dropped, dropped);
+    for (auto* d : g.descriptors) publish_region(d);
     g.plans.assign(g.region_first.size(), RegionPlan{});
-    g.plan = g.plans.data();
-    g.plan_count = uint32_t(g.plans.size());
+    reserve_plans();
     g.published = true;
 
     pthread_attr_t attr;
@@ -497,21 +521,56 @@ __attribute__((constructor)) static void monitor_attach_at_start() { attach_from
 
 void Monitor_Register_Regions(Monitor_Region_Descriptor* begin, Monitor_Region_Descriptor* end) {
   if (!begin || !end || begin >= end) return;
-  std::lock_guard<std::mutex> lock(g.registry_mutex);
+  std::unique_lock<std::mutex> lock(g.registry_mutex);
   for (const void* m : g.modules)
     if (m == begin) return;
   g.modules.push_back(begin);
   const bool gate = g.mode.load() == kStopped && !g.published;
   for (auto* d = begin; d < end; ++d) {
     if (g.published) {
-      // Loaded after the static information went out (dlopen): not monitored.
-      if (g.view.base) mri::sync::store(g.view.header()->app.regions_dropped,
-                                   mri::sync::load(g.view.header()->app.regions_dropped) + 1);
+      // A module loaded after the static information went out (dlopen).
+      lock.unlock();
+      Monitor_Register_Region(d);
+      lock.lock();
       continue;
     }
     g.descriptors.push_back(d);
     if (gate) __atomic_store_n(&d->armed, 1, __ATOMIC_RELAXED);
   }
+}
+
+int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
+  if (!d) return -1;
+  // The control mutex keeps this away from a reconfiguration (which rebuilds
+  // the plans) and from a detach (which unmaps the segment).
+  std::lock_guard<std::mutex> control(g.control_mutex);
+  std::lock_guard<std::mutex> registry(g.registry_mutex);
+  for (auto* known : g.descriptors)
+    if (known == d) return d->id;
+  g.descriptors.push_back(d);
+  const uint32_t m = g.mode.load();
+  if (!g.published) {
+    // Published with the rest; armed at the gate like the others.
+    if (m == kStopped) __atomic_store_n(&d->armed, 1, __ATOMIC_RELAXED);
+    return -1;
+  }
+  if ((m != kRunning && m != kStopped) || !g.view.base) return -1;
+  const int32_t id = publish_region(d);
+  if (id < 0) return -1;
+  if (uint32_t(id) == g.plans.size() && g.plans.size() < g.plans.capacity()) {
+    // A new region: it joins the requests over every region.
+    RegionPlan p;
+    p.prof_begin = g.all_prof_begin;
+    p.n_prof = g.all_prof_count;
+    p.measure = p.n_prof > 0;
+    p.armed = p.measure;
+    g.plans.push_back(p);  // within the reserved capacity: the array does not move
+    std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
+  }
+  const uint32_t count = std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed);
+  const unsigned char armed = m == kStopped ? 1 : (uint32_t(id) < count ? g.plan[id].armed : 0);
+  __atomic_store_n(&d->armed, armed, __ATOMIC_RELAXED);
+  return id;
 }
 
 void Monitor_Init(void) {

@@ -79,38 +79,54 @@ void kill_and_reap() {
   }
 }
 
-// Validates the static information the application published (the tool
-// does not trust the segment either) and copies it.
-int read_static_information() {
+}  // namespace
+
+// Reads the regions and files the application published since the last
+// call (regions can be published after start-up, at their first
+// execution). Validates everything: the tool does not trust the segment
+// either.
+int refresh_static_information() {
+  if (!s.loaded || !s.view.base) return MRI_OK;
   const proto::View& v = s.view;
   proto::AppControl& a = v.header()->app;
   const uint32_t nreg = sync::load(a.region_count);
   const uint32_t nfiles = sync::load(a.file_count);
   const uint32_t pool = sync::load(a.string_pool_used);
-  if (nreg > v.g.max_regions || nfiles > v.g.max_files || pool > v.g.string_pool_bytes)
+  if (nreg == s.regions.size() && nfiles == s.files.size()) return MRI_OK;
+  if (nreg > v.g.max_regions || nfiles > v.g.max_files || pool > v.g.string_pool_bytes ||
+      nreg < s.regions.size() || nfiles < s.files.size())
     return fail("the application published an inconsistent region table");
   auto str = [&](uint32_t off, uint32_t len, std::string& out) {
     if (uint64_t(off) + len >= pool) return false;
     out.assign(v.strings() + off, len);
     return true;
   };
-  s.files.assign(nfiles, "");
-  for (uint32_t i = 0; i < nfiles; ++i) {
+  for (uint32_t i = uint32_t(s.files.size()); i < nfiles; ++i) {
     proto::FileRecord fr = *v.file(i);
-    if (!str(fr.name_offset, fr.name_len, s.files[i]))
-      return fail("the application published a bad file name record");
+    std::string name;
+    if (!str(fr.name_offset, fr.name_len, name)) return fail("the application published a bad file name record");
+    s.files.push_back(name);
   }
-  s.regions.assign(nreg, RegionEntry{});
-  for (uint32_t i = 0; i < nreg; ++i) {
+  for (uint32_t i = uint32_t(s.regions.size()); i < nreg; ++i) {
     proto::RegionRecord rr = *v.region(i);
-    if (rr.type >= MRI_REGION_TYPE_COUNT || rr.file_id >= nfiles ||
-        !str(rr.name_offset, rr.name_len, s.regions[i].name))
+    RegionEntry e;
+    if (rr.type >= MRI_REGION_TYPE_COUNT || rr.file_id >= nfiles || !str(rr.name_offset, rr.name_len, e.name))
       return fail("the application published a bad region record");
-    s.regions[i].spec.type = MRI_Region_Type(rr.type);
-    s.regions[i].spec.id.file_ID = int(rr.file_id);
-    s.regions[i].spec.id.line_NR = rr.line;
+    e.spec.type = MRI_Region_Type(rr.type);
+    e.spec.id.file_ID = int(rr.file_id);
+    e.spec.id.line_NR = rr.line;
+    s.regions.push_back(e);
   }
-  s.ns_per_tick = a.ns_per_tick;
+  return MRI_OK;
+}
+
+namespace {
+
+int read_static_information() {
+  s.regions.clear();
+  s.files.clear();
+  if (refresh_static_information() != MRI_OK) return MRI_Error;
+  s.ns_per_tick = s.view.header()->app.ns_per_tick;
   if (!(s.ns_per_tick > 0.0 && s.ns_per_tick < 1e6)) return fail("the application published a bad clock factor");
   return MRI_OK;
 }

@@ -26,8 +26,13 @@ bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
 bool region_type_valid(const MRI_Region_Spec& r) { return raw(r.type) >= 0 && raw(r.type) < MRI_REGION_TYPE_COUNT; }
 
 int region_index(const MRI_Region_Spec& spec) {
-  for (size_t i = 0; i < s.regions.size(); ++i)
-    if (same_region(s.regions[i].spec, spec)) return int(i);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < s.regions.size(); ++i)
+      if (same_region(s.regions[i].spec, spec)) return int(i);
+    // Perhaps published since we last looked (a region that registers at
+    // its first execution).
+    if (pass == 0 && refresh_static_information() != MRI_OK) return -1;
+  }
   return -1;
 }
 
@@ -251,6 +256,7 @@ int place_request(Request& r) {
   rec->metric = r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
                                                 : uint32_t(proto::Metric::kExecutionTime);
   rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
+  rec->flags = r.regions.empty() ? proto::kRequestAllRegions : 0;
   r.generation = rec->generation + 1;
   sync::store(rec->generation, r.generation);
   sync::store(rec->state, uint32_t(proto::RequestState::kActive));
@@ -657,6 +663,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   }
 
   // Profile.
+  refresh_static_information();
   std::vector<int> region_ids;
   if (r.regions.empty()) {
     for (size_t i = 0; i < s.regions.size(); ++i) region_ids.push_back(int(i));

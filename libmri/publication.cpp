@@ -228,6 +228,7 @@ int MRI_Get_Regions(MRI_Region_Table* table) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
+  if (refresh_static_information() != MRI_OK) return MRI_Error;
   s.region_table.clear();
   for (const auto& r : s.regions) s.region_table.push_back(r.spec);
   table->region = s.region_table.empty() ? nullptr : s.region_table.data();
@@ -241,6 +242,7 @@ int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
+  if (refresh_static_information() != MRI_OK) return MRI_Error;
   for (const auto& r : s.regions)
     if (raw(r.spec.type) == raw(region->type) && r.spec.id.file_ID == region->id.file_ID &&
         r.spec.id.line_NR == region->id.line_NR) {
@@ -259,6 +261,7 @@ int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
+  if (refresh_static_information() != MRI_OK) return MRI_Error;
   int found = 0;
   for (const auto& r : s.regions)
     if (r.name == name) {

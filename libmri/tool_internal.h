@@ -113,6 +113,7 @@ bool is_serial_region_type(MRI_Region_Type type);
 int load_application(const char* path, char* const argv[]);
 int finish_application();
 void release_segment();
+int refresh_static_information();  // picks up regions published after start-up
 bool child_exited();  // reaps when possible
 void await_exit_status(int ms);
 

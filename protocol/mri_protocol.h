@@ -180,8 +180,10 @@ struct alignas(16) RequestRecord {
   uint32_t kind;        // RequestKind
   uint32_t metric;      // Metric
   uint32_t profile_slice;  // kProfile: which profile slice holds its results
-  uint32_t reserved[3];
+  uint32_t flags;          // kRequestAllRegions: also every region published later
+  uint32_t reserved[2];
 };
+inline constexpr uint32_t kRequestAllRegions = 1u << 0;
 static_assert(sizeof(RequestRecord) == 32);
 
 // Written by the application when it applied a request.

@@ -578,6 +578,75 @@ static void test_thread_limit_is_reported(void **state)
     assert_int_equal((long)agg_total(per_thread), 2); /* the one monitored worker's 2 instances */
 }
 
+static const MRI_Profile_Element *profile_of(MRI_Histogram_Profile_Results *res, const char *name)
+{
+    MRI_Region_Spec r = region(name);
+    for (int i = 0; i < res->nr_Elements; ++i)
+        if (memcmp(&res->element[i].region, &r, sizeof r) == 0) return &res->element[i];
+    fail_msg("no profile element for %s", name);
+    return NULL;
+}
+
+static MRI_Histogram_Profile_Results *profile_run(char *const argv[])
+{
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(argv[0], argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Request_ID prof = MRI_Profile_Request(&ri, NULL, NULL, NULL);
+    assert_true(prof > 0);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.exit_code, 0);
+    void *p;
+    assert_int_equal(MRI_Get_Data(prof, &p), MRI_OK);
+    return p;
+}
+
+static void test_cpp_recursion_counts_inclusive_once(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP_CPP, "recurse", "50", NULL};
+    MRI_Histogram_Profile_Results *res = profile_run(argv);
+    const MRI_Profile_Element *rec = profile_of(res, "recurse");
+    assert_int_equal(rec->instances, 50);
+    /* One 2 ms sleep inside 50 nested instances: inclusive is ~2 ms, not 100 ms. */
+    assert_true(rec->inclusive >= 2 * kMs);
+    assert_true(rec->inclusive < 2 * kMs + 40 * kMs);
+    /* Exclusive sums the instances' own parts: the same total, nothing double-counted. */
+    assert_true(rec->exclusive <= rec->inclusive + 0.01 * kMs);
+    assert_true(rec->exclusive >= 2 * kMs);
+    /* The inline region in a header used by two translation units is one region. */
+    MRI_Region_Table t;
+    assert_int_equal(MRI_Get_Regions(&t), MRI_OK);
+    int inline_regions = 0;
+    for (int i = 0; i < t.nr_Elements; ++i) {
+        MRI_Region_Info info;
+        assert_int_equal(MRI_Get_Region_Info(&t.region[i], &info), MRI_OK);
+        if (strcmp(info.name, "inline_helper") == 0) ++inline_regions;
+    }
+    assert_int_equal(inline_regions, 1);
+    assert_int_equal(profile_of(res, "inline_helper")->instances, 3);
+}
+
+static void test_cpp_guard_closes_on_exception(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP_CPP, "throw", "4", NULL};
+    MRI_Histogram_Profile_Results *res = profile_run(argv);
+    const MRI_Profile_Element *thrower = profile_of(res, "thrower"); /* MONITOR_FUNCTION() uses __func__ */
+    assert_int_equal(thrower->instances, 4);
+    assert_true(thrower->inclusive >= 4 * kMs);
+    assert_int_equal(thrower->region.type, MRI_REGION_ROUTINE);
+    const MRI_Profile_Element *mainr = profile_of(res, "main");
+    assert_int_equal(mainr->instances, 1);
+    /* main's exclusive time excludes the thrower instances: every exit was seen. */
+    assert_true(mainr->exclusive < mainr->inclusive - 4 * kMs + 0.5 * kMs);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.unmatched_exits, 0);
+}
+
 static void test_not_instrumented(void **state)
 {
     (void)state;
@@ -626,6 +695,8 @@ int main(void)
         cmocka_unit_test_teardown(test_publication, teardown),
         cmocka_unit_test_teardown(test_static_information, teardown),
         cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
+        cmocka_unit_test_teardown(test_cpp_recursion_counts_inclusive_once, teardown),
+        cmocka_unit_test_teardown(test_cpp_guard_closes_on_exception, teardown),
         cmocka_unit_test_teardown(test_not_instrumented, teardown),
         cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
     };

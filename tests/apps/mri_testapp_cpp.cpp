@@ -1,0 +1,68 @@
+// mri_testapp_cpp - the C++ annotations under test: MONITOR_FUNCTION,
+// MONITOR_SCOPE, guards left by exceptions, recursion, and a region in an
+// inline function defined in a header (one region however many times the
+// header is included).
+//
+//   mri_testapp_cpp recurse DEPTH      fib-like recursion "recurse" to DEPTH, 2 ms at the leaf
+//   mri_testapp_cpp throw N            N calls of "thrower", each left by an exception
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "mri_testapp_inline.h"
+#include "mri_monitor.h"
+
+namespace {
+
+void sleep_ms(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+// A chain, not a tree: DEPTH nested instances of the same region; the leaf
+// sleeps 2 ms. Inclusive time must count that once, not DEPTH times.
+void recurse(int depth) {
+  MONITOR_SCOPE(MRI_REGION_ROUTINE, "recurse");
+  if (depth <= 1) {
+    sleep_ms(2);
+    return;
+  }
+  recurse(depth - 1);
+}
+
+void thrower() {
+  MONITOR_FUNCTION();
+  sleep_ms(1);
+  throw std::runtime_error("leaves the region");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MONITOR_SCOPE(MRI_REGION_PROGRAM, "main");
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: mri_testapp_cpp recurse DEPTH | throw N\n");
+    return 2;
+  }
+  const int n = std::atoi(argv[2]);
+  if (std::strcmp(argv[1], "recurse") == 0) {
+    recurse(n);
+  } else if (std::strcmp(argv[1], "throw") == 0) {
+    int caught = 0;
+    for (int i = 0; i < n; ++i) {
+      try {
+        thrower();
+      } catch (const std::runtime_error&) {
+        ++caught;
+      }
+    }
+    if (caught != n) return 1;
+  } else {
+    return 2;
+  }
+  return inline_helper(3) == 3 ? 0 : 1;
+}
