@@ -16,11 +16,14 @@
  *   mri_testapp crash N               region "step" N times, then abort()
  *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
  *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
+ *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
+ *                                     call its plugin_work() N times
  *
  * Every mode is wrapped in region "main" (PROGRAM).
  */
 #define _GNU_SOURCE
 #include <mri_monitor.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +183,18 @@ int main(int argc, char **argv)
         int n = arg_int(argc, argv, 2), code = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) one_step(0);
         exit(code);
+    } else if (strcmp(mode, "dlopen") == 0) {
+        if (argc < 4) return 2;
+        one_step(0); /* the static information is out before the module arrives */
+        void *module = dlopen(argv[2], RTLD_NOW);
+        if (!module) {
+            fprintf(stderr, "mri_testapp: %s\n", dlerror());
+            return 3;
+        }
+        int (*work)(int) = (int (*)(int))dlsym(module, "plugin_work");
+        if (!work) return 3;
+        int n = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) work(i);
     } else if (strcmp(mode, "parallel") == 0) {
         pthread_t th[2];
         for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);

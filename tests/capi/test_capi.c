@@ -647,6 +647,23 @@ static void test_cpp_guard_closes_on_exception(void **state)
     assert_int_equal(st.unmatched_exits, 0);
 }
 
+static void test_module_loaded_later_is_published(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "dlopen", MRI_PLUGIN, "6", NULL};
+    MRI_Histogram_Profile_Results *res = profile_run(argv);
+    /* Unknown at start-up, published when the module arrived, and included
+     * in the profile over every region. */
+    const MRI_Profile_Element *plugin = profile_of(res, "plugin_work");
+    assert_int_equal(plugin->instances, 6);
+    MRI_Region_Info info;
+    assert_int_equal(MRI_Get_Region_Info(&plugin->region, &info), MRI_OK);
+    assert_non_null(strstr(info.file, "mri_plugin.c"));
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.regions_dropped, 0);
+}
+
 static void test_not_instrumented(void **state)
 {
     (void)state;
@@ -697,6 +714,7 @@ int main(void)
         cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
         cmocka_unit_test_teardown(test_cpp_recursion_counts_inclusive_once, teardown),
         cmocka_unit_test_teardown(test_cpp_guard_closes_on_exception, teardown),
+        cmocka_unit_test_teardown(test_module_loaded_later_is_published, teardown),
         cmocka_unit_test_teardown(test_not_instrumented, teardown),
         cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
     };
