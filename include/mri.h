@@ -166,8 +166,9 @@ typedef int MRI_Request_ID; /* >= 1; MRI_Error (-1) on failure */
 /* Requests are recorded immediately and take effect when the application is
  * next released by MRI_Start() or MRI_Start_Stop() (section 3: "the
  * monitoring only starts after one of the application control routines is
- * called"). They can be submitted before MRI_Application_Load(); they are
- * then checked against the application's regions at load time.
+ * called"). They need a loaded application, whose regions they are checked
+ * against; requests that exist when the application is reloaded
+ * (MRI_Application_Load after MRI_Application_Finish) are carried over.
  * Errors: bad pointers, negative counts, unknown regions, runtime
  * information or aggregation not available (see the publication interface),
  * target/active-object mismatch, too many requests. */
@@ -340,7 +341,7 @@ typedef struct {
     unsigned long long stops; /* number of stops so far in this run */
     /* What the monitor could not monitor; all 0 in a healthy run. */
     unsigned int threads_dropped;  /* threads beyond MRI_MAX_THREADS (default 128): not monitored */
-    unsigned int regions_dropped;  /* regions beyond MRI_MAX_REGIONS, or from modules loaded after start-up */
+    unsigned int regions_dropped;  /* regions beyond MRI_MAX_REGIONS (or files beyond the file table) */
     unsigned int unmatched_exits;  /* exits of requested regions entered before their requests applied */
     unsigned int bad_requests;     /* corrupt request records the monitor ignored */
     char monitor_message[256];     /* the latest problem the monitor noticed, "" if none */
@@ -433,7 +434,7 @@ typedef struct {
     MRI_Cache_Info cache[MRI_MAX_CACHE_LEVELS * 2];
     int nr_Hardware_Counters; /* 0 when none are usable */
     MRI_Time_Entity time_entity;
-    char topology_source[32];   /* "hwloc" or "sysconf" */
+    char topology_source[32];   /* where the topology came from: "sysconf" in this version */
     char counter_source[64];    /* "PAPI x.y.z" or why there are none */
 } MRI_HW_Info;
 

@@ -86,8 +86,9 @@ MONITOR_API int Monitor_Register_Region(Monitor_Region_Descriptor *region);
  * nothing. Idempotent and thread-safe. */
 MONITOR_API void Monitor_Init(void);
 
-/* Publishes the final state and detaches from the tool. Registered with
- * atexit() by Monitor_Init(); calling it explicitly at an exit point is
+/* Publishes the final state; the monitor is finished afterwards (results
+ * stay in the segment for the tool). Registered with atexit() when the
+ * monitor attaches at start-up; calling it explicitly at an exit point is
  * harmless. */
 MONITOR_API void Monitor_Final(void);
 

@@ -40,9 +40,7 @@ ThreadState* register_thread() {
   const uint32_t index = g.next_thread.fetch_add(1, std::memory_order_relaxed);
   if (index >= g.view.g.max_threads) {
     t_state = &g_unmonitored;
-    if (g.view.base) {
-      std::atomic_ref<uint32_t>(g.view.header()->app.threads_dropped).fetch_add(1);
-    }
+    g.threads_dropped.fetch_add(1, std::memory_order_relaxed);  // published with the next status
     return nullptr;
   }
   auto* ts = new ThreadState;
@@ -115,6 +113,7 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
   if (ts->parked_ticks) {
     // Time spent stopped at a breakpoint is not the program's time.
     for (uint32_t i = 0; i < ts->depth; ++i) ts->frames[i].start += ts->parked_ticks;
+    ts->shifted = ts->parked_ticks;  // an exit in progress shifts its timestamp alike
     ts->parked_ticks = 0;
   }
   ts->fixup = 0;
@@ -187,6 +186,7 @@ using namespace mri::monitor;
 extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   ThreadState* ts = enter_monitor();
   if (!ts) return;
+  if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
   const uint32_t id = uint32_t(desc->id);
   if (id < std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed) && g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
@@ -227,7 +227,10 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
   if (try_stop_world(mri::proto::StopReason::kBreakpoint, int32_t(id), ts)) {
     leave(ts);
     ThreadState* again = enter_monitor();  // parks until the tool releases us
-    if (again) leave(again);
+    if (again) {
+      again->shifted = 0;  // this exit was measured before the stop
+      leave(again);
+    }
     return;
   }
   leave(ts);
@@ -260,12 +263,18 @@ __attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64
 }  // namespace
 
 extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
-  const uint64_t now = mri::timer::now();  // first: the monitor's own work is outside the region's time
+  const uint64_t before = mri::timer::now();  // first: the monitor's own work is outside the region's time
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   const uint32_t id = uint32_t(desc->id);
-  // A thread parked in enter_monitor() had its frames shifted by the parked
-  // time; `now` predates the park, so it needs no correction.
+  // A thread that parked in enter_monitor() (a stop reached it here) had its
+  // frames shifted by the time parked; the timestamp predates the park and
+  // is shifted alike, so the stop is charged to nobody.
+  uint64_t now = before;
+  if (MRI_UNLIKELY(ts->shifted)) {
+    now += ts->shifted;
+    ts->shifted = 0;
+  }
   if (MRI_UNLIKELY(ts->depth == 0 || ts->frames[ts->depth - 1].region != int32_t(id)))
     return exit_unusual(ts, id, now);
   pop_and_measure(ts, id, now);

@@ -52,6 +52,7 @@ struct alignas(64) ThreadState {
   uint32_t overflow = 0; // enters not pushed because the stack was full
   uint32_t fixup = 1;    // non-zero: row not yet published, or parked time to shift out
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
+  uint64_t shifted = 0;       // ticks the open frames were just shifted by (an exit shifts its timestamp too)
   proto::ThreadRecord* record = nullptr;
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
@@ -106,6 +107,7 @@ struct Global {
   // Threads: index -> state; states live until exit (the quiescing thread
   // may look at them at any time).
   std::atomic<uint32_t> next_thread{0};
+  std::atomic<uint32_t> threads_dropped{0};  // published with the status
   std::atomic<ThreadState*>* threads = nullptr;  // [max_threads]
   pthread_key_t thread_key{};
 
@@ -121,6 +123,7 @@ struct Global {
 
   // Control.
   std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final
+  std::mutex status_mutex;   // one writer of the AppControl status at a time (process-local)
   pthread_t control_thread{};
   bool control_started = false;
   uint32_t last_cmd_seq = 0;
@@ -139,11 +142,12 @@ inline Global& g = g_storage.value;
 // session.cpp
 void publish_once();
 void publish_state(proto::AppState state, proto::StopReason reason, int32_t region,
-                   bool count_stop);
+                   bool count_stop, int64_t ack = -1);
+void publish_ack(uint32_t ack);
 void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void arm_all(unsigned char value);
 void quiesce(const ThreadState* self);
-bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self);
+bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);
 void reserve_plans();

@@ -46,9 +46,7 @@ void refuse(const char* why, bool header_writable) {
   if (header_writable) {
     copy_message(app().refuse_reason, why);
     sync::store(app().app_pid, uint32_t(getpid()));
-    sync::store(app().state, uint32_t(AppState::kRefused));
-    sync::bump(app().status_seq);
-    sync::futex_wake_shared(&app().status_seq);
+    publish_state(AppState::kRefused, StopReason::kNone, -1, false);
   }
   if (g.view.base) shmdt(g.view.base);
   g.view.base = nullptr;
@@ -65,9 +63,14 @@ void child_after_fork() {
 
 void thread_exit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
-  uint32_t m = g.mode.load(std::memory_order_acquire);
-  if (ts && ts->record && (m == kRunning || m == kStopped))
-    sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  if (!ts || !ts->record) return;
+  // The same handshake as the slow path: a detach must not unmap the
+  // segment under this store.
+  ts->in_slow.store(1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const uint32_t m = g.mode.load(std::memory_order_acquire);
+  if (m == kRunning || m == kStopped) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  ts->in_slow.store(0, std::memory_order_release);
 }
 
 // Attaches to the segment named by the environment. Runs from a constructor
@@ -114,6 +117,9 @@ void attach_from_environment() {
   if (layout.total > ds.shm_segsz) return refuse("segment smaller than its geometry needs", true);
   if (sync::load(h->header_size) != sizeof(proto::Header))
     return refuse("header size mismatch", true);
+  const uint64_t claimed = sync::load(h->segment_size);
+  if (claimed < layout.total || claimed > ds.shm_segsz)
+    return refuse("segment size in the header disagrees with the segment", true);
   uint32_t header_tool = sync::load(h->tool.tool_pid);
   if (tool_pid <= 0 || uint32_t(tool_pid) != header_tool)
     return refuse("tool pid in the environment and the segment disagree", true);
@@ -282,8 +288,7 @@ void handle_command(uint32_t seq) {
       g.breakpoint = (breakpoint >= 0 && breakpoint < nreg) ? breakpoint : -1;
       if (breakpoint >= nreg) note_error("breakpoint region %d out of range: ignored", breakpoint);
       apply_requests();
-      sync::store(app().ack_cmd_seq, seq);
-      publish_state(AppState::kRunning, StopReason::kNone, -1, false);
+      publish_state(AppState::kRunning, StopReason::kNone, -1, false, seq);
       for (auto* d : g.descriptors) {
         const uint32_t id = uint32_t(d->id);
         __atomic_store_n(&d->armed, id < g.plan_count ? g.plan[id].armed : 0, __ATOMIC_RELAXED);
@@ -294,19 +299,14 @@ void handle_command(uint32_t seq) {
       return;
     }
     case proto::Command::kStop:
-      if (m == kRunning) {
-        sync::store(app().ack_cmd_seq, seq);
-        try_stop_world(StopReason::kStopRequest, -1, nullptr);
-        return;
-      }
+      if (m == kRunning && try_stop_world(StopReason::kStopRequest, -1, nullptr, seq)) return;
       break;
     case proto::Command::kTerminate: {
       uint32_t expected = m;
       g.mode.compare_exchange_strong(expected, kStopped);
       arm_all(1);
       quiesce(nullptr);
-      sync::store(app().ack_cmd_seq, seq);
-      publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false);
+      publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
       _exit(0);
     }
@@ -315,9 +315,7 @@ void handle_command(uint32_t seq) {
       break;
   }
   // Acknowledge commands that changed nothing so the tool's wait ends.
-  sync::store(app().ack_cmd_seq, seq);
-  sync::bump(app().status_seq);
-  sync::futex_wake_shared(&app().status_seq);
+  publish_ack(seq);
 }
 
 void* control_main(void*) {
@@ -394,22 +392,44 @@ void quiesce(const ThreadState* self) {
   }
 }
 
-void publish_state(AppState state, StopReason reason, int32_t region, bool count_stop) {
+namespace {
+// Changes the status fields between an odd and an even status_seq, so the
+// tool never sees a half-written status (e.g. a new ack with an old state).
+template <typename Write>
+void update_status(Write&& write) {
   if (!g.view.base) return;
-  sync::store(app().stop_reason, uint32_t(reason));
-  sync::store(app().stop_region, region);
-  if (count_stop) sync::store(app().stops, sync::load(app().stops) + 1);
-  sync::store(app().state, uint32_t(state));
-  sync::bump(app().status_seq);
-  sync::futex_wake_shared(&app().status_seq);
+  std::lock_guard<std::mutex> lock(g.status_mutex);
+  proto::AppControl& a = app();
+  const uint32_t seq = sync::load(a.status_seq, std::memory_order_relaxed);
+  sync::store(a.status_seq, seq | 1u, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  write(a);
+  sync::store(a.threads_dropped, g.threads_dropped.load(std::memory_order_relaxed));
+  sync::store(a.status_seq, (seq | 1u) + 1);  // release: even again
+  sync::futex_wake_shared(&a.status_seq);
+}
+}  // namespace
+
+void publish_state(AppState state, StopReason reason, int32_t region, bool count_stop, int64_t ack) {
+  update_status([&](proto::AppControl& a) {
+    sync::store(a.stop_reason, uint32_t(reason));
+    sync::store(a.stop_region, region);
+    if (count_stop) sync::store(a.stops, sync::load(a.stops) + 1);
+    if (ack >= 0) sync::store(a.ack_cmd_seq, uint32_t(ack));
+    sync::store(a.state, uint32_t(state));
+  });
 }
 
-bool try_stop_world(StopReason reason, int32_t region, const ThreadState* self) {
+void publish_ack(uint32_t ack) {
+  update_status([&](proto::AppControl& a) { sync::store(a.ack_cmd_seq, ack); });
+}
+
+bool try_stop_world(StopReason reason, int32_t region, const ThreadState* self, int64_t ack) {
   uint32_t expected = kRunning;
   if (!g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst)) return false;
   arm_all(1);
   quiesce(self);
-  publish_state(AppState::kStopped, reason, region, true);
+  publish_state(AppState::kStopped, reason, region, true, ack);
   return true;
 }
 
@@ -422,8 +442,8 @@ void reserve_plans() {
   std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
 }
 
-// Publishes one descriptor: its file and region records (identical
-// descriptors share one region). Needs registry_mutex. Returns the region
+// Publishes one descriptor: its file and region records (descriptors with
+// the same type, file and line share one region). Needs registry_mutex. Returns the region
 // id, or -1 when a capacity is exhausted (counted as dropped).
 int32_t publish_region(Monitor_Region_Descriptor* d) {
   proto::View& v = g.view;
@@ -460,8 +480,9 @@ int32_t publish_region(Monitor_Region_Descriptor* d) {
   } else {
     file_id = fit->second;
   }
-  const std::string key = std::to_string(d->type) + ':' + std::to_string(file_id) + ':' +
-                          std::to_string(d->line) + ':' + (d->name ? d->name : "");
+  // A region is identified by type, file and first line (MRI_Region_Spec);
+  // descriptors that agree on those share one region and its first name.
+  const std::string key = std::to_string(d->type) + ':' + std::to_string(file_id) + ':' + std::to_string(d->line);
   auto rit = g.region_ids->find(key);
   if (rit != g.region_ids->end()) return d->id = int(rit->second);
   if (g.region_first.size() >= v.g.max_regions) return drop();

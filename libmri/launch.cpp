@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <string>
 
 #include "mri_sync.h"
@@ -26,12 +27,20 @@ namespace {
 constexpr int kDefaultLoadTimeoutMs = 10000;
 constexpr int kFinishGraceMs = 5000;
 
-uint32_t env_u32(const char* name, uint32_t fallback) {
+// Reads a positive number from the environment; false (with the error
+// set) when it is there but not a number.
+bool env_u32(const char* name, uint32_t& value) {
   const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
+  if (!v || !*v) return true;
   char* end = nullptr;
+  errno = 0;
   unsigned long x = std::strtoul(v, &end, 10);
-  return (end && *end == '\0') ? uint32_t(x) : fallback;
+  if (errno || !end || *end != '\0' || *v == '-' || x == 0 || x > UINT32_MAX) {
+    fail("%s=\"%s\" is not a positive number", name, v);
+    return false;
+  }
+  value = uint32_t(x);
+  return true;
 }
 
 // Resolves `path` like execvp does, for a clear error before starting.
@@ -190,8 +199,10 @@ int load_application(const char* path, char* const argv[]) {
   if (!resolve_program(path, program, why)) return fail("cannot load the application: %s", why.c_str());
 
   proto::Geometry geo = proto::kDefaultGeometry;
-  geo.max_regions = env_u32("MRI_MAX_REGIONS", geo.max_regions);
-  geo.max_threads = env_u32("MRI_MAX_THREADS", geo.max_threads);
+  uint32_t timeout_env = kDefaultLoadTimeoutMs;
+  if (!env_u32("MRI_MAX_REGIONS", geo.max_regions) || !env_u32("MRI_MAX_THREADS", geo.max_threads) ||
+      !env_u32("MRI_LOAD_TIMEOUT_MS", timeout_env))
+    return MRI_Error;
   if (const char* bad = proto::validate_geometry(geo))
     return fail("bad MRI_MAX_REGIONS or MRI_MAX_THREADS: %s (at most %u regions, %u threads)", bad,
                 proto::kHardMaxRegions, proto::kHardMaxThreads);
@@ -258,7 +269,7 @@ int load_application(const char* path, char* const argv[]) {
   s.pidfd = int(syscall(SYS_pidfd_open, pid, 0));
 
   // Wait until it attached and published its static information.
-  const int timeout_ms = int(env_u32("MRI_LOAD_TIMEOUT_MS", kDefaultLoadTimeoutMs));
+  const int timeout_ms = int(std::min<uint32_t>(timeout_env, 3'600'000));
   const uint64_t deadline = sync::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
   proto::AppControl& a = h->app;
   for (;;) {

@@ -1,4 +1,5 @@
 // mri_api.cpp - the Monitoring Request Interface entry points (include/mri.h).
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -147,7 +148,23 @@ MRI_Request_ID add_request(Request&& r) {
   return id;
 }
 
+// One command slot: a command must be acted on before the next replaces
+// it (e.g. MRI_Stop right after MRI_Start). Waits for the acknowledgement
+// of the previous one, at most 2 s (the application may be busy outside
+// monitored code; then the newer command wins).
+void await_ack() {
+  const proto::AppControl& a = s.view.header()->app;
+  const uint64_t deadline = sync::monotonic_ns() + 2'000'000'000ull;
+  for (;;) {
+    const uint32_t seq = sync::load(a.status_seq);
+    if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return;
+    if (child_exited() || sync::monotonic_ns() > deadline) return;
+    sync::futex_wait_shared(const_cast<uint32_t*>(&a.status_seq), seq, 5'000'000);
+  }
+}
+
 void send_command(proto::Command cmd, int32_t breakpoint) {
+  await_ack();
   proto::ToolControl& tc = s.view.header()->tool;
   sync::store(tc.cmd, uint32_t(cmd));
   sync::store(tc.breakpoint, breakpoint);
@@ -202,18 +219,42 @@ bool is_serial_region_type(MRI_Region_Type type) {
          type == MRI_REGION_BLOCK;
 }
 
+// A consistent copy of the application's status fields (they change
+// between an odd and an even status_seq).
+AppSnapshot snapshot() {
+  const proto::AppControl& a = s.view.header()->app;
+  AppSnapshot snap{};
+  for (int attempt = 0;; ++attempt) {
+    const uint32_t seq = sync::load(a.status_seq);
+    if (seq & 1) {  // being written
+      if (attempt > 1000 && child_exited()) {
+        snap.torn = true;
+        break;
+      }
+      sched_yield();
+      continue;
+    }
+    snap.state = sync::load(a.state);
+    snap.ack = sync::load(a.ack_cmd_seq);
+    snap.reason = sync::load(a.stop_reason);
+    snap.region = sync::load(a.stop_region);
+    snap.stops = sync::load(a.stops);
+    snap.threads_dropped = sync::load(a.threads_dropped);
+    snap.regions_dropped = sync::load(a.regions_dropped);
+    snap.unmatched_exits = sync::load(a.unmatched_exits);
+    snap.bad_requests = sync::load(a.bad_requests);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq == sync::load(a.status_seq)) break;
+  }
+  return snap;
+}
+
 MRI_Application_Status current_status() {
   if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
-  const proto::AppControl& a = s.view.header()->app;
-  uint32_t state, ack, seq;
-  do {
-    seq = sync::load(a.status_seq);
-    state = sync::load(a.state);
-    ack = sync::load(a.ack_cmd_seq);
-  } while (seq != sync::load(a.status_seq));
-  if (state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
+  const AppSnapshot snap = snapshot();
+  if (snap.torn || snap.state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
   if (child_exited()) return MRI_APPLICATION_TERMINATED;
-  if (state == uint32_t(proto::AppState::kStopped) && ack == s.last_cmd_seq) return MRI_APPLICATION_STOPPED;
+  if (snap.state == uint32_t(proto::AppState::kStopped) && snap.ack == s.last_cmd_seq) return MRI_APPLICATION_STOPPED;
   return MRI_APPLICATION_RUNNING;
 }
 
@@ -260,7 +301,6 @@ int place_request(Request& r) {
   r.generation = rec->generation + 1;
   sync::store(rec->generation, r.generation);
   sync::store(rec->state, uint32_t(proto::RequestState::kActive));
-  sync::bump(s.view.header()->tool.requests_seq);
   s.slot_busy[slot] = 1;
   if (slice >= 0) s.slice_busy[slice] = 1;
   r.slot = slot;
@@ -271,7 +311,6 @@ int place_request(Request& r) {
 void unplace_request(Request& r) {
   if (r.slot >= 0 && s.view.base) {
     sync::store(s.view.request(uint32_t(r.slot))->state, uint32_t(proto::RequestState::kFree));
-    sync::bump(s.view.header()->tool.requests_seq);
     s.slot_busy[r.slot] = 0;
     if (r.slice >= 0) s.slice_busy[r.slice] = 0;
   }
@@ -508,15 +547,16 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->status = current_status();
   if (!s.loaded) return MRI_OK;
   const proto::AppControl& a = s.view.header()->app;
+  const AppSnapshot snap = snapshot();
   info->pid = s.pid;
-  info->stops = sync::load(a.stops);
-  info->threads_dropped = sync::load(a.threads_dropped);
-  info->regions_dropped = sync::load(a.regions_dropped);
-  info->unmatched_exits = sync::load(a.unmatched_exits);
-  info->bad_requests = sync::load(a.bad_requests);
+  info->stops = snap.stops;
+  info->threads_dropped = snap.threads_dropped;
+  info->regions_dropped = snap.regions_dropped;
+  info->unmatched_exits = snap.unmatched_exits;
+  info->bad_requests = snap.bad_requests;
   std::memcpy(info->monitor_message, a.last_error, sizeof info->monitor_message);
   info->monitor_message[sizeof info->monitor_message - 1] = '\0';
-  const auto reason = proto::StopReason(sync::load(a.stop_reason));
+  const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
     if (s.reaped && WIFSIGNALED(s.wait_status)) {
       info->reason = MRI_STOP_SIGNALED;
@@ -535,7 +575,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
       case proto::StopReason::kStopRequest: info->reason = MRI_STOP_STOP_REQUEST; break;
       default: info->reason = MRI_STOP_NONE; break;
     }
-    const int32_t region = sync::load(a.stop_region);
+    const int32_t region = snap.region;
     if (region >= 0 && size_t(region) < s.regions.size()) info->region = s.regions[region].spec;
   }
   clear_error();
@@ -548,8 +588,9 @@ MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec* ri, MRI_Regio
   std::lock_guard<std::mutex> lock(s.mu);
   Request r;
   r.kind = MRI_AGGREGATE_REQUEST;
+  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
+    return fail("MRI_REGION_EVENT is only for trace requests and cannot be aggregated");
   if (check_common(ri, regions, ao, variables, false, r) != MRI_OK) return MRI_Error;
-  if (*ri == MRI_REGION_EVENT) return fail("MRI_REGION_EVENT is only for trace requests and cannot be aggregated");
   if (!aggregation) return fail("aggregation pointer is NULL");
   if (raw(aggregation->operation) < MRI_SUM || raw(aggregation->operation) > MRI_COUNT)
     return fail("unknown aggregation operation %d", raw(aggregation->operation));
@@ -598,8 +639,9 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_
   std::lock_guard<std::mutex> lock(s.mu);
   Request r;
   r.kind = MRI_PROFILE_REQUEST;
+  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
+    return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
   if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
-  if (*ri == MRI_REGION_EVENT) return fail("MRI_REGION_EVENT is only for trace requests");
   for (const auto& a : r.active_objects)
     if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
       return fail("profile active objects must be threads or the process");

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -74,8 +75,10 @@ struct Session {
   int shmid = -1;
   proto::View view;
   double ns_per_tick = 1.0;
-  std::vector<RegionEntry> regions;
-  std::vector<std::string> files;
+  // Deques: they grow when regions are published late, and the names
+  // handed out by MRI_Get_Region_Info() must stay where they are.
+  std::deque<RegionEntry> regions;
+  std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
   bool finish_requested = false;
 
@@ -121,6 +124,12 @@ void await_exit_status(int ms);
 bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy);
 
 // Application status as seen by the tool.
+struct AppSnapshot {
+  uint32_t state, ack, reason, stops, threads_dropped, regions_dropped, unmatched_exits, bad_requests;
+  int32_t region;
+  bool torn;  // the application died while writing it
+};
+AppSnapshot snapshot();
 MRI_Application_Status current_status();
 
 // Puts a request's record into the current segment (needs mu held).

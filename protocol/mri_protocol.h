@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 1
+#define MRI_PROTOCOL_VERSION 2
 #endif
 
 namespace mri::proto {
@@ -95,14 +95,16 @@ struct alignas(kCacheLine) ToolControl {
   uint32_t cmd;         // Command
   int32_t breakpoint;   // region index for kRun, -1 for none
   uint32_t tool_pid;
-  uint32_t requests_seq;  // incremented whenever the request table changes
-  uint32_t reserved[11];
+  uint32_t reserved[12];
 };
 static_assert(sizeof(ToolControl) == kCacheLine);
 
 // Words written by the application only.
 struct alignas(kCacheLine) AppControl {
-  uint32_t status_seq;   // futex word: incremented after any field below changed
+  // Sequence word and futex: odd while the application changes the status
+  // fields (state, stop_reason, stop_region, ack_cmd_seq, stops and the
+  // counters), even when they are consistent; readers retry on a change.
+  uint32_t status_seq;
   uint32_t state;        // AppState
   uint32_t stop_reason;  // StopReason
   int32_t stop_region;   // region index of the breakpoint that stopped it
@@ -167,8 +169,7 @@ struct alignas(kCacheLine) ThreadRecord {
   int32_t os_tid;
   uint32_t reserved;
   char name[kThreadNameBytes];
-  uint64_t events;  // monitored events this thread took through the slow path
-  uint8_t pad[kCacheLine - 40];
+  uint8_t pad[kCacheLine - 32];
 };
 static_assert(sizeof(ThreadRecord) == kCacheLine);
 

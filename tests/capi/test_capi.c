@@ -329,6 +329,33 @@ static void test_stopped_time_not_charged(void **state)
     assert_true(t < 3 * 4 * kMs + 250 * kMs); /* far below the 600 ms spent stopped */
 }
 
+/* MRI_Stop mostly reaches this thread while it sleeps inside "sleeper", so
+ * it parks at the region's exit: that instance must keep its own time and
+ * not get the stop's. */
+static void test_stop_at_an_exit_is_charged_to_nobody(void **state)
+{
+    (void)state;
+    load("sleep", "40", "5", NULL);
+    MRI_Request_ID min = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_MIN, MRI_PER_PROCESS);
+    MRI_Request_ID max = aggregate(MRI_EXECUTION_TIME, "sleeper", MRI_MAX, MRI_PER_PROCESS);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    int stops = 0;
+    for (int k = 0; k < 6; ++k) {
+        usleep(12 * 1000);
+        assert_int_equal(MRI_Stop(), MRI_OK);
+        int st = MRI_Wait();
+        if (st == MRI_APPLICATION_TERMINATED) break;
+        assert_int_equal(st, MRI_APPLICATION_STOPPED);
+        ++stops;
+        usleep(100 * 1000); /* the tool looks at the results for a while */
+        assert_int_equal(MRI_Start(), MRI_OK);
+    }
+    assert_true(stops >= 3);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    assert_true(agg_total(min) >= 5 * kMs);          /* no instance lost its time */
+    assert_true(agg_total(max) < 5 * kMs + 60 * kMs); /* none got a 100 ms stop */
+}
+
 static void test_min_max_focus(void **state)
 {
     (void)state;
@@ -701,6 +728,7 @@ int main(void)
         cmocka_unit_test_teardown(test_profile, teardown),
         cmocka_unit_test_teardown(test_breakpoints_iterative, teardown),
         cmocka_unit_test_teardown(test_stopped_time_not_charged, teardown),
+        cmocka_unit_test_teardown(test_stop_at_an_exit_is_charged_to_nobody, teardown),
         cmocka_unit_test_teardown(test_min_max_focus, teardown),
         cmocka_unit_test_teardown(test_parallel_region_is_no_breakpoint, teardown),
         cmocka_unit_test_teardown(test_openmp_stencil_parallel_breakpoint, teardown),

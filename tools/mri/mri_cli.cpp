@@ -97,7 +97,7 @@ int final_status(const char* program) {
   if (st.threads_dropped)
     std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n", st.threads_dropped);
   if (st.regions_dropped)
-    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or loaded late)\n",
+    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS)\n",
                  st.regions_dropped);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
@@ -217,9 +217,11 @@ int cmd_info() {
   std::printf("machine: %d CPUs, %d cores, %d sockets, %d NUMA nodes (from %s)\n", hw.nr_CPUs, hw.nr_Cores,
               hw.nr_Sockets, hw.nr_NUMA_Nodes, hw.topology_source);
   for (int c = 0; c < hw.nr_Cache_Levels; ++c)
-    std::printf("  L%d %s cache: %llu KiB, %d-byte lines, %d-way\n", hw.cache[c].level,
+    std::printf("  L%d %s cache: %llu KiB, %d-byte lines, %s\n", hw.cache[c].level,
                 hw.cache[c].is_data && hw.cache[c].is_instruction ? "unified" : hw.cache[c].is_data ? "data" : "instruction",
-                hw.cache[c].size_bytes / 1024, hw.cache[c].line_size_bytes, hw.cache[c].associativity);
+                hw.cache[c].size_bytes / 1024, hw.cache[c].line_size_bytes,
+                hw.cache[c].associativity > 0 ? (std::to_string(hw.cache[c].associativity) + "-way").c_str()
+                : hw.cache[c].associativity < 0 ? "fully associative" : "associativity unknown");
   std::printf("hardware counters: %d (%s)\ntime entity: nanoseconds\n\n", hw.nr_Hardware_Counters, hw.counter_source);
   MRI_Runtime_Information_Table t;
   if (Get_Available_Runtime_Information(&t) != MRI_OK) die("runtime information");
