@@ -224,14 +224,20 @@ bool is_serial_region_type(MRI_Region_Type type) {
 AppSnapshot snapshot() {
   const proto::AppControl& a = s.view.header()->app;
   AppSnapshot snap{};
+  uint64_t give_up = 0;
   for (int attempt = 0;; ++attempt) {
     const uint32_t seq = sync::load(a.status_seq);
-    if (seq & 1) {  // being written
-      if (attempt > 1000 && child_exited()) {
+    if (seq & 1) {  // being written: a few instructions, unless the writer died or was frozen
+      if (attempt < 1000) {
+        sched_yield();
+        continue;
+      }
+      if (give_up == 0) give_up = sync::monotonic_ns() + 2'000'000'000ull;
+      if (child_exited() || sync::monotonic_ns() > give_up) {
         snap.torn = true;
         break;
       }
-      sched_yield();
+      usleep(1000);
       continue;
     }
     snap.state = sync::load(a.state);
@@ -249,13 +255,17 @@ AppSnapshot snapshot() {
   return snap;
 }
 
-MRI_Application_Status current_status() {
-  if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
-  const AppSnapshot snap = snapshot();
-  if (snap.torn || snap.state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
+MRI_Application_Status status_of(const AppSnapshot& snap) {
+  if (snap.state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
   if (child_exited()) return MRI_APPLICATION_TERMINATED;
+  if (snap.torn) return MRI_APPLICATION_RUNNING;  // alive but frozen mid-update: not stopped for us
   if (snap.state == uint32_t(proto::AppState::kStopped) && snap.ack == s.last_cmd_seq) return MRI_APPLICATION_STOPPED;
   return MRI_APPLICATION_RUNNING;
+}
+
+MRI_Application_Status current_status() {
+  if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
+  return status_of(snapshot());
 }
 
 int place_request(Request& r) {
@@ -544,10 +554,14 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   std::memset(info, 0, sizeof *info);
-  info->status = current_status();
-  if (!s.loaded) return MRI_OK;
+  if (!s.loaded) {
+    info->status = MRI_APPLICATION_NOT_LOADED;
+    clear_error();
+    return MRI_OK;
+  }
   const proto::AppControl& a = s.view.header()->app;
-  const AppSnapshot snap = snapshot();
+  const AppSnapshot snap = snapshot();  // one snapshot for the status and its details
+  info->status = status_of(snap);
   info->pid = s.pid;
   info->stops = snap.stops;
   info->threads_dropped = snap.threads_dropped;

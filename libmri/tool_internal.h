@@ -130,6 +130,7 @@ struct AppSnapshot {
   bool torn;  // the application died while writing it
 };
 AppSnapshot snapshot();
+MRI_Application_Status status_of(const AppSnapshot& snap);
 MRI_Application_Status current_status();
 
 // Puts a request's record into the current segment (needs mu held).

@@ -8,7 +8,8 @@
 //    application. There are no cross-process locks: a process may die at any
 //    instant.
 //  * Waiting is done with futex waits with a timeout on 32-bit words, plus a
-//    liveness check of the peer (pidfd) after each timeout.
+//    liveness check of the peer after each timeout (the application polls a
+//    pidfd of the tool; the tool, the application's parent, uses waitpid).
 //  * The application treats the segment as untrusted: the geometry is bounded
 //    by hard limits, the layout is recomputed from it and checked against the
 //    kernel's segment size, and every index read from a request is checked.
@@ -102,8 +103,9 @@ static_assert(sizeof(ToolControl) == kCacheLine);
 // Words written by the application only.
 struct alignas(kCacheLine) AppControl {
   // Sequence word and futex: odd while the application changes the status
-  // fields (state, stop_reason, stop_region, ack_cmd_seq, stops and the
-  // counters), even when they are consistent; readers retry on a change.
+  // fields (state, stop_reason, stop_region, ack_cmd_seq, stops,
+  // threads_dropped), even when they are consistent; readers retry on a
+  // change. The other counters are single words updated on their own.
   uint32_t status_seq;
   uint32_t state;        // AppState
   uint32_t stop_reason;  // StopReason
@@ -115,7 +117,7 @@ struct alignas(kCacheLine) AppControl {
   uint32_t file_count;
   uint32_t string_pool_used;
   uint32_t thread_count;       // threads registered (rows in use)
-  uint32_t regions_dropped;    // regions beyond max_regions (not monitored)
+  uint32_t regions_dropped;    // regions beyond max_regions, or in files beyond max_files (not monitored)
   uint32_t threads_dropped;    // threads beyond max_threads (not monitored)
   uint32_t bad_requests;       // corrupt request records ignored
   uint32_t timer_kind;         // 0 = rdtsc, 1 = clock_gettime(CLOCK_MONOTONIC)

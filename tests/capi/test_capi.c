@@ -129,6 +129,17 @@ static void test_misuse_before_init(void **state)
     expect_error(MRI_Application_Load(plain, NULL), "not executable");
     unlink(plain);
     expect_error(MRI_Application_Load("mri-no-such-program-in-path", NULL), "not found in PATH");
+    setenv("MRI_MAX_THREADS", "lots", 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_MAX_THREADS=\"lots\" is not a positive number");
+    setenv("MRI_MAX_THREADS", "0", 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "not a positive number");
+    unsetenv("MRI_MAX_THREADS");
+    setenv("MRI_LOAD_TIMEOUT_MS", "-5", 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_LOAD_TIMEOUT_MS");
+    unsetenv("MRI_LOAD_TIMEOUT_MS");
+    setenv("MRI_MAX_REGIONS", "100000000", 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "max_regions out of range");
+    unsetenv("MRI_MAX_REGIONS");
 }
 
 static void test_misuse_with_application(void **state)
@@ -463,6 +474,26 @@ static void test_stop_from_another_thread(void **state)
     assert_true(agg_total(inst) > a); /* results stay readable after the end */
 }
 
+/* A stop sent right behind a start must not be lost or answered by the
+ * previous stop: the tool waits for the start to be acknowledged. */
+static void test_stop_right_after_start(void **state)
+{
+    (void)state;
+    load("forever", NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    for (int k = 0; k < 5; ++k) {
+        assert_int_equal(MRI_Start(), MRI_OK);
+        assert_int_equal(MRI_Stop(), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        MRI_Application_Status_Info st;
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        assert_int_equal(st.reason, MRI_STOP_STOP_REQUEST);
+        assert_int_equal(st.stops, (unsigned long long)(k + 1));
+    }
+    assert_int_equal(agg_data(inst)->active, 1); /* the start's requests were applied */
+    MRI_Application_Finish();
+}
+
 static void test_every_thread_stops(void **state)
 {
     (void)state;
@@ -733,6 +764,7 @@ int main(void)
         cmocka_unit_test_teardown(test_parallel_region_is_no_breakpoint, teardown),
         cmocka_unit_test_teardown(test_openmp_stencil_parallel_breakpoint, teardown),
         cmocka_unit_test_teardown(test_stop_from_another_thread, teardown),
+        cmocka_unit_test_teardown(test_stop_right_after_start, teardown),
         cmocka_unit_test_teardown(test_every_thread_stops, teardown),
         cmocka_unit_test_teardown(test_terminate_while_stopped, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),

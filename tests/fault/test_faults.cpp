@@ -241,6 +241,14 @@ TEST(RogueSegment, GeometryLargerThanSegmentIsRefused) {
   expect_refused_and_completed(r, "smaller than its geometry");
 }
 
+TEST(RogueSegment, SegmentSizeDisagreeingWithTheKernelIsRefused) {
+  Segment seg(proto::compute_layout(kGeo).total);
+  write_valid_header(seg);
+  seg.header()->segment_size = uint64_t(seg.size) * 4;  // claims more than exists
+  AppRun r = run_app_on(seg, {"steps", "3", "0"}, getpid(), [](pid_t) {});
+  expect_refused_and_completed(r, "segment size in the header disagrees");
+}
+
 TEST(RogueSegment, WrongToolPidIsRefused) {
   Segment seg(proto::compute_layout(kGeo).total);
   write_valid_header(seg);

@@ -97,7 +97,7 @@ int final_status(const char* program) {
   if (st.threads_dropped)
     std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n", st.threads_dropped);
   if (st.regions_dropped)
-    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS)\n",
+    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files than the monitor's file table holds)\n",
                  st.regions_dropped);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
