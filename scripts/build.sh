@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
-cmake -S . -B "$build_dir" "$@" > "$build_dir.cmake.log" 2>&1 || { cat "$build_dir.cmake.log"; exit 1; }
+mkdir -p "$build_dir"
+log=$build_dir/configure.log
+cmake -S . -B "$build_dir" "$@" > "$log" 2>&1 || { cat "$log"; exit 1; }
 cmake --build "$build_dir" -j "$(nproc)"
