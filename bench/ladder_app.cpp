@@ -10,6 +10,13 @@
 //   BM_attached        pair_attached(): region "bench_attached",  tool attached, nothing requested
 //   BM_aggregate       pair_aggregate(): region "bench_aggregate", EXECUTION_TIME SUM PER_THREAD requested
 //   BM_profile         pair_profile():  region "bench_profile",   EXECUTION_TIME profile requested
+//   BM_counter         pair_counter():  region "bench_counter",   perf::TASK-CLOCK SUM PER_THREAD requested
+//                                       (the PAPI backend: one software event per pair)
+//
+// and, for the counter rung's context, BM_perf_read (one plain read() of a
+// perf event file descriptor counting the thread's task clock) and
+// BM_papi_pair (the body between two PAPI_read() calls of a one-event set,
+// no monitor: what PAPI itself costs per pair).
 //
 // plus, for context, BM_rdtsc and BM_clock_gettime (the raw cost of one
 // timestamp) and BM_rdtsc_pair: the body between two __rdtsc() calls whose
@@ -26,12 +33,16 @@
 // The counter each function increments lives on the calling thread's stack,
 // so the two threads of a Threads(2) run share no written cache line.
 #include <benchmark/benchmark.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <cstdint>
 
 #include "mri_monitor.h"
+#include "mri_papi.h"
 
 namespace {
 
@@ -76,6 +87,14 @@ __attribute__((noinline)) void pair_profile(uint64_t* counter) {
   MONITOR_EXIT(region_profile);
 }
 
+// Rung 6: a PAPI software event (perf::TASK-CLOCK) aggregated for this region.
+MONITOR_REGION(region_counter, MRI_REGION_ROUTINE, "bench_counter");
+__attribute__((noinline)) void pair_counter(uint64_t* counter) {
+  MONITOR_ENTER(region_counter);
+  body(counter);
+  MONITOR_EXIT(region_counter);
+}
+
 template <void (*Pair)(uint64_t*)>
 void run_pairs(benchmark::State& state) {
   uint64_t counter = 0;
@@ -90,12 +109,56 @@ void BM_dormant(benchmark::State& state) { run_pairs<pair_dormant>(state); }
 void BM_attached(benchmark::State& state) { run_pairs<pair_attached>(state); }
 void BM_aggregate(benchmark::State& state) { run_pairs<pair_aggregate>(state); }
 void BM_profile(benchmark::State& state) { run_pairs<pair_profile>(state); }
+void BM_counter(benchmark::State& state) { run_pairs<pair_counter>(state); }
 
 BENCHMARK(BM_uninstrumented)->Threads(1)->Threads(2);
 BENCHMARK(BM_dormant)->Threads(1)->Threads(2);
 BENCHMARK(BM_attached)->Threads(1)->Threads(2);
 BENCHMARK(BM_aggregate)->Threads(1)->Threads(2);
 BENCHMARK(BM_profile)->Threads(1)->Threads(2);
+BENCHMARK(BM_counter)->Threads(1)->Threads(2);
+
+// Context of the counter rung: the kernel's cost of reading one perf event
+// counter, and PAPI's cost of the two reads a pair needs.
+void BM_perf_read(benchmark::State& state) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  const int fd = int(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+  if (fd < 0) {
+    state.SkipWithError("perf_event_open failed");
+    return;
+  }
+  uint64_t value = 0;
+  for (auto _ : state) {
+    if (read(fd, &value, sizeof value) != sizeof value) state.SkipWithError("read failed");
+    benchmark::DoNotOptimize(value);
+  }
+  close(fd);
+}
+BENCHMARK(BM_perf_read)->Threads(1)->Threads(2);
+
+void BM_papi_pair(benchmark::State& state) {
+  mri::papi::EventSet set;
+  std::string why;
+  if (!mri::papi::build(set, {"perf::TASK-CLOCK"}, why)) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  uint64_t counter = 0;
+  long long before[1], after[1], sum = 0;
+  for (auto _ : state) {
+    mri::papi::read(set, before);
+    body(&counter);
+    mri::papi::read(set, after);
+    sum += after[0] - before[0];
+  }
+  benchmark::DoNotOptimize(sum);
+  mri::papi::destroy(set);
+  mri::papi::unregister_thread();
+}
+BENCHMARK(BM_papi_pair)->Threads(1)->Threads(2);
 
 // Raw timer costs, for context: one timestamp per iteration.
 void BM_rdtsc(benchmark::State& state) {

@@ -35,9 +35,10 @@ static void usage(void) __attribute__((noreturn));
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: ladder_tool attached|aggregate|profile -- PROGRAM [ARGS...]\n"
+            "usage: ladder_tool attached|aggregate|profile|counter -- PROGRAM [ARGS...]\n"
             "  attached   tool attached, nothing requested (region bench_attached)\n"
             "  aggregate  EXECUTION_TIME SUM PER_THREAD over region bench_aggregate\n"
+            "  counter    perf::TASK-CLOCK SUM PER_THREAD over region bench_counter\n"
             "  profile    EXECUTION_TIME profile over region bench_profile\n");
     exit(2);
 }
@@ -58,7 +59,7 @@ static int threads_seen(void)
     return n;
 }
 
-enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE };
+enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE, LEVEL_COUNTER };
 
 int main(int argc, char **argv)
 {
@@ -74,6 +75,9 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "profile") == 0) {
         level = LEVEL_PROFILE;
         region_name = "bench_profile";
+    } else if (strcmp(argv[1], "counter") == 0) {
+        level = LEVEL_COUNTER;
+        region_name = "bench_counter";
     } else {
         usage();
     }
@@ -87,7 +91,9 @@ int main(int argc, char **argv)
     MRI_Region_Table regions = {&region, 1};
     MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
     MRI_Request_ID req = 0;
-    if (level == LEVEL_AGGREGATE) {
+    if (level == LEVEL_COUNTER && MRI_Runtime_Information_By_Name("perf::TASK-CLOCK", &ri) != MRI_OK)
+        die("perf::TASK-CLOCK");
+    if (level == LEVEL_AGGREGATE || level == LEVEL_COUNTER) {
         MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
         req = MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
         if (req < 0) die("aggregate request");
@@ -115,7 +121,7 @@ int main(int argc, char **argv)
         int n = threads_seen();
         printf("ladder_tool: attached, no request for %s: %d thread(s) entered the monitor\n",
                region_name, n);
-    } else if (level == LEVEL_AGGREGATE) {
+    } else if (level == LEVEL_AGGREGATE || level == LEVEL_COUNTER) {
         void *data = NULL;
         if (MRI_Get_Data(req, &data) != MRI_OK) die("aggregate results");
         const MRI_Aggregate_Request_Results *res = data;
@@ -127,10 +133,10 @@ int main(int argc, char **argv)
             total_ns += res->element[i].value;
             if (res->element[i].count) ++with_instances;
         }
-        printf("ladder_tool: aggregate EXECUTION_TIME SUM PER_THREAD over %s: active %d, "
+        printf("ladder_tool: aggregate %s SUM PER_THREAD over %s: active %d, "
                "%llu instances on %d of %d threads, %.3f s in total, %.1f ns per instance\n",
-               region_name, res->active, instances, with_instances, res->nr_Elements,
-               total_ns / 1e9, instances ? total_ns / (double)instances : 0.0);
+               MRI_Runtime_Information_Name(ri), region_name, res->active, instances, with_instances,
+               res->nr_Elements, total_ns / 1e9, instances ? total_ns / (double)instances : 0.0);
         ok = res->active && instances > 0;
     } else {
         void *data = NULL;

@@ -64,10 +64,11 @@ run() {
   grep '^ladder_tool:' "$out/$name.log" >&2 || true
 }
 
-run plain '^BM_(uninstrumented|dormant|rdtsc|clock_gettime|rdtsc_pair)/'
+run plain '^BM_(uninstrumented|dormant|rdtsc|clock_gettime|rdtsc_pair|perf_read|papi_pair)/'
 run attached '^BM_(uninstrumented|attached)/' tool attached
 run aggregate '^BM_(uninstrumented|aggregate)/' tool aggregate
 run profile '^BM_(uninstrumented|profile)/' tool profile
+run counter '^BM_(uninstrumented|counter)/' tool counter
 
 python3 - "$out" "$reps" "$min_time" <<'EOF' || status=1
 import json, os, sys
@@ -101,7 +102,7 @@ def stats(doc):
             r["cv"] = b["cpu_time"]
     return res
 
-runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile")}
+runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile", "counter")}
 
 # (label, run file, benchmark, target on the difference to the uninstrumented
 #  rung in ns, kind: 0 = must run dormant, 1 = must run under the tool,
@@ -112,6 +113,9 @@ rungs = [
     ("3 attached, no request",   "attached",  "BM_attached",       1.0,  1),
     ("4 EXECUTION_TIME aggr.",   "aggregate", "BM_aggregate",      25.0, 1),
     ("5 EXECUTION_TIME profile", "profile",   "BM_profile",        40.0, 1),
+    ("6 perf::TASK-CLOCK aggr.", "counter",   "BM_counter",        None, 1),
+    ("perf fd read(), 1 call",   "plain",     "BM_perf_read",      None, None),
+    ("2x PAPI_read around body", "plain",     "BM_papi_pair",      None, "floor"),
     ("rdtsc, 1 call",            "plain",     "BM_rdtsc",          None, None),
     ("clock_gettime, 1 call",    "plain",     "BM_clock_gettime",  None, None),
     ("2x rdtsc around body",     "plain",     "BM_rdtsc_pair",     None, "floor"),
@@ -151,8 +155,20 @@ for label, run, bench, target, expect in rungs:
             ok = False
         print(f"{label:<26} {t:>7} {med:>14.2f} {diff:>8} {cv:>6}  {verdict:<14}")
 
+# The counter rung's target: the monitor adds at most 10 % to what PAPI
+# itself costs per pair (two PAPI_read() calls around the body).
+for t in (1, 2):
+    c = runs["counter"].get(f"BM_counter/threads:{t}")
+    p = runs["plain"].get(f"BM_papi_pair/threads:{t}")  # PAPI alone: not under the monitor, whose
+                                                      # own event set would be the thread's running one
+    if c and p and "median" in c and "median" in p:
+        extra = c["median"] - p["median"]
+        share = 100.0 * extra / p["median"]
+        print(f"counter rung, {t} thread(s): monitor adds {extra:+.1f} ns = {share:+.1f} % to PAPI's "
+              f"{p['median']:.1f} ns per pair (target <= 10 %: {'met' if share <= 10 else 'MISSED'})")
+
 ctl = []
-for run in ("attached", "aggregate", "profile"):
+for run in ("attached", "aggregate", "profile", "counter"):
     for t in (1, 2):
         s = runs[run].get(f"BM_uninstrumented/threads:{t}")
         if s and "median" in s:

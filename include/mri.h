@@ -434,7 +434,7 @@ typedef struct {
     MRI_Cache_Info cache[MRI_MAX_CACHE_LEVELS * 2];
     int nr_Hardware_Counters; /* 0 when none are usable */
     MRI_Time_Entity time_entity;
-    char topology_source[32];   /* where the topology came from: "sysconf" in this version */
+    char topology_source[32];   /* where the topology came from: "hwloc <version>", or "sysconf" when hwloc is unavailable */
     char counter_source[64];    /* "PAPI x.y.z" or why there are none */
 } MRI_HW_Info;
 

@@ -70,6 +70,17 @@ void publish_thread(ThreadState* ts) {
   }
 }
 
+// Sets up this thread's counters for the current event list (the owning
+// thread must do it: PAPI counts per thread). Inside the in_slow protection.
+void rebuild_counters(ThreadState* ts) {
+  std::string why;
+  if (!papi::build(ts->events, g.events, why)) {
+    std::atomic_ref<uint32_t>(g.view.header()->app.counter_errors).fetch_add(1);
+    note_error("thread %u cannot count its events: %s", ts->index, why.c_str());
+  }
+  ts->events_generation = g.events_generation;
+}
+
 void park(ThreadState* ts) {
   const uint64_t t0 = timer::now();
   ts->in_slow.store(0, std::memory_order_release);
@@ -80,7 +91,7 @@ void park(ThreadState* ts) {
     sync::futex_wait_private(&g.run_generation, gen, kParkPollNs);
   }
   ts->parked_ticks += timer::now() - t0;
-  ts->fixup = 1;
+  ts->fixup.store(1, std::memory_order_relaxed);
   ts->in_slow.store(1, std::memory_order_relaxed);
   after_flag_store();
 }
@@ -110,13 +121,14 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
     park(ts);
   }
   if (!ts->record) publish_thread(ts);
+  if (ts->events_generation != g.events_generation) rebuild_counters(ts);
   if (ts->parked_ticks) {
     // Time spent stopped at a breakpoint is not the program's time.
     for (uint32_t i = 0; i < ts->depth; ++i) ts->frames[i].start += ts->parked_ticks;
     ts->shifted = ts->parked_ticks;  // an exit in progress shifts its timestamp alike
     ts->parked_ticks = 0;
   }
-  ts->fixup = 0;
+  ts->fixup.store(0, std::memory_order_relaxed);
   return ts;
 }
 
@@ -131,7 +143,8 @@ __attribute__((always_inline)) inline ThreadState* enter_monitor() {
   if (ts->in_slow.load(std::memory_order_relaxed)) return nullptr;
   ts->in_slow.store(1, std::memory_order_relaxed);
   after_flag_store();
-  if (MRI_UNLIKELY(g.mode.load(std::memory_order_acquire) != kRunning || ts->fixup))
+  if (MRI_UNLIKELY(g.mode.load(std::memory_order_acquire) != kRunning ||
+                   ts->fixup.load(std::memory_order_relaxed)))
     return enter_monitor_slow(ts);
   return ts;
 }
@@ -144,21 +157,40 @@ inline void seq_begin(proto::ThreadRecord* rec) {
 }
 inline void seq_end(proto::ThreadRecord* rec) { sync::store(rec->seq, rec->seq + 1); }
 
+// `delta`: the counters' increase over the instance, nullptr when they were
+// not read (then counter requests get nothing from this instance).
+// Counters=false: the region's plan has no counter request; this
+// instantiation, the common one, carries no counter code at all.
+template <bool Counters>
 inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                       bool outermost) {
+                       bool outermost, const long long* delta, const long long* child_counters) {
   proto::ThreadRecord* rec = ts->record;
   seq_begin(rec);
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
     proto::AggregateSlot* s = ts->agg_row + a[i].request;
-    const uint64_t v = a[i].metric == uint32_t(proto::Metric::kInstances) ? 1 : dt;
+    uint64_t v = a[i].metric == uint16_t(proto::Metric::kInstances) ? 1 : dt;
+    if (Counters && a[i].metric == uint16_t(proto::Metric::kCounter)) {
+      if (!delta) continue;
+      v = delta[a[i].event] > 0 ? uint64_t(delta[a[i].event]) : 0;
+    }
     if (s->count == 0 || v < s->min) s->min = v;
     if (v > s->max) s->max = v;
     s->sum += v;
     s->count += 1;
   }
   for (uint32_t i = 0; i < p.n_prof; ++i) {
-    proto::ProfileSlot* s = g.view.profile_row(g.slices[p.prof_begin + i], ts->index) + region;
+    const uint32_t slice = g.slices[p.prof_begin + i];
+    proto::ProfileSlot* s = g.view.profile_row(slice, ts->index) + region;
+    const AggTarget& m = g.slice_metric[slice];
+    if (Counters && m.metric == uint16_t(proto::Metric::kCounter)) {
+      if (!delta) continue;
+      const long long v = delta[m.event], own = v - child_counters[m.event];
+      s->calls += 1;
+      if (outermost && v > 0) s->inclusive += uint64_t(v);
+      s->exclusive += own > 0 ? uint64_t(own) : 0;
+      continue;
+    }
     s->calls += 1;
     if (outermost) s->inclusive += dt;
     s->exclusive += dt > child ? dt - child : 0;
@@ -197,6 +229,14 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.profiled = g.plan[id].n_prof > 0;
       f.child = 0;
       if (f.profiled) ts->open[id] += 1;
+      f.counters_generation = 0;
+      if (MRI_UNLIKELY(g.plan[id].counters) && ts->events.n) {
+        FrameCounters& fc = ts->frame_counters[ts->depth - 1];
+        if (mri::papi::read(ts->events, fc.at_enter)) {
+          f.counters_generation = ts->events_generation;
+          for (uint32_t e = 0; e < ts->events.n; ++e) fc.child[e] = 0;
+        }
+      }
       f.start = mri::timer::now();  // last: the monitor's own work is outside the region's time
     }
   }
@@ -205,21 +245,41 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
 
 namespace {
 
+// The counter part of an exit: read the counters, pass their increase to
+// the enclosing profiled frame, account the instance.
+__attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
+                                                     const Frame& f, int32_t parent, bool outermost) {
+  const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
+  long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
+  const bool same_events = f.counters_generation != 0 && f.counters_generation == ts->events_generation;
+  if (same_events && mri::papi::read(ts->events, now_counters)) {
+    for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
+    if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
+      for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
+    return accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child);
+  }
+  accumulate<true>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
+}
+
 // Pops the top frame (region `id`) and accounts its instance.
 __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint32_t id, uint64_t now) {
   const Frame& f = ts->frames[--ts->depth];  // stays valid: nothing is pushed below
   const RegionPlan& p = g.plan[id];
   const uint64_t dt = now > f.start ? now - f.start : 0;
   bool outermost = true;
+  int32_t parent = -1;  // nearest profiled frame below: its exclusive values exclude this instance
   if (f.profiled) {
     outermost = (ts->open[id] -= 1) == 0;
     for (int32_t j = int32_t(ts->depth) - 1; j >= 0; --j)
       if (ts->frames[j].profiled) {
+        parent = j;
         ts->frames[j].child += dt;
         break;
       }
   }
-  if (p.measure) accumulate(ts, p, id, dt, f.child, outermost);
+  if (!p.measure) return;
+  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost);
+  accumulate<false>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
 }
 
 // The end of a breakpoint region: stop the world, stay until released.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "mri_monitor.h"
+#include "mri_papi.h"
 #include "mri_protocol.h"
 
 namespace mri::monitor {
@@ -38,11 +39,21 @@ enum Mode : uint32_t {
 
 inline constexpr uint32_t kMaxDepth = 256;  // monitored frames per thread
 
+// Kept at 32 bytes: the time-only path touches nothing else (the counter
+// values of a frame live in ThreadState::frame_counters, same index).
 struct Frame {
   int32_t region;
   uint32_t profiled;  // the region carries a profile request: parent's exclusive excludes it
   uint64_t start;     // ticks at enter, shifted by the time spent parked since
   uint64_t child;     // ticks spent in profiled subregions
+  uint32_t counters_generation;  // event list of frame_counters[this index]; 0: none read
+  uint32_t pad;
+};
+static_assert(sizeof(Frame) == 32);
+
+struct FrameCounters {
+  long long at_enter[papi::kMaxEvents];  // counter values at enter
+  long long child[papi::kMaxEvents];     // counts in profiled subregions
 };
 
 struct alignas(64) ThreadState {
@@ -50,19 +61,26 @@ struct alignas(64) ThreadState {
   uint32_t index = 0;    // row in the segment
   uint32_t depth = 0;    // frames in use
   uint32_t overflow = 0; // enters not pushed because the stack was full
-  uint32_t fixup = 1;    // non-zero: row not yet published, or parked time to shift out
+  // Non-zero: row not yet published, parked time to shift out, or the
+  // counter events changed. Set by the control thread too, hence atomic
+  // (relaxed: a plain load on the hot path).
+  std::atomic<uint32_t> fixup{1};
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
   uint64_t shifted = 0;       // ticks the open frames were just shifted by (an exit shifts its timestamp too)
   proto::ThreadRecord* record = nullptr;
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
+  papi::EventSet events;        // this thread's counters, for events_generation's list
+  uint32_t events_generation = 0;
   Frame frames[kMaxDepth];
+  FrameCounters frame_counters[kMaxDepth];
 };
 
 // One aggregate request attached to a region.
 struct AggTarget {
   uint32_t request;
-  uint32_t metric;  // proto::Metric
+  uint16_t metric;  // proto::Metric
+  uint16_t event;   // kCounter: index in Global::events
 };
 
 // What the MCC does at one region, rebuilt at each release.
@@ -73,6 +91,7 @@ struct RegionPlan {
   uint32_t prof_begin = 0;  // into Global::plan_slices
   uint8_t measure = 0;      // push a frame at enter
   uint8_t armed = 0;
+  uint8_t counters = 0;     // read the thread's counters at enter and exit
 };
 
 struct Global {
@@ -116,6 +135,15 @@ struct Global {
   std::vector<RegionPlan> plans;
   std::vector<AggTarget> plan_aggs;
   std::vector<uint32_t> plan_slices;  // profile slice indices
+  // What each profile slice measures (indexed by slice).
+  AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
+  // Counter events of the current requests (every thread counts all of
+  // them); a new list gets a new generation, and each thread rebuilds its
+  // event set at its next monitored event.
+  std::vector<std::string> events;
+  uint32_t events_generation = 1;
+  bool counters_ok = true;  // PAPI initialised (or not needed)
+
   // Profile slices of the requests over every region: the plan of a region
   // published after the last release (registered at its first execution).
   uint32_t all_prof_begin = 0;

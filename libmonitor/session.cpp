@@ -70,6 +70,10 @@ void thread_exit(void* p) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   if (m == kRunning || m == kStopped) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  if (ts->events.n) {
+    papi::destroy(ts->events);
+    papi::unregister_thread();
+  }
   ts->in_slow.store(0, std::memory_order_release);
 }
 
@@ -182,16 +186,55 @@ void apply_requests() {
   std::vector<std::vector<AggTarget>> agg(nreg);
   std::vector<std::vector<uint32_t>> prof(nreg);
   std::vector<uint32_t> all_slices;
+  std::vector<std::string> events;
+  // Counter requests need PAPI in this process; initialised at the first
+  // release that has one, so time-only sessions never pay for it.
+  for (uint32_t r = 0; r < v.g.max_requests && g.counters_ok; ++r) {
+    const proto::RequestRecord* rec = v.request(r);
+    if (sync::load(rec->state) == uint32_t(proto::RequestState::kActive) &&
+        sync::load(rec->metric) == uint32_t(proto::Metric::kCounter)) {
+      std::string why;
+      if (!papi::init(why)) {
+        g.counters_ok = false;
+        note_error("counter requests rejected: %s", why.c_str());
+      }
+      break;
+    }
+  }
   std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
     proto::RequestRecord rec;
     std::memcpy(&rec, v.request(r), sizeof rec);  // one fetch, then validate the copy
     if (rec.state != uint32_t(proto::RequestState::kActive)) continue;
     proto::RequestAck* ack = v.request_ack(r);
-    bool ok = rec.metric <= uint32_t(proto::Metric::kInstances) &&
+    uint16_t event = 0;
+    bool ok = rec.metric <= uint32_t(proto::Metric::kCounter) &&
               (rec.kind == uint32_t(proto::RequestKind::kAggregate) ||
                (rec.kind == uint32_t(proto::RequestKind::kProfile) &&
                 rec.profile_slice < v.g.max_profile_slices && !slice_used[rec.profile_slice]));
+    if (ok && rec.metric == uint32_t(proto::Metric::kCounter)) {
+      // The event name: terminated inside its field, printable, not empty.
+      const size_t len = strnlen(rec.event, sizeof rec.event);
+      ok = len > 0 && len < sizeof rec.event;
+      for (size_t i = 0; ok && i < len; ++i) ok = rec.event[i] > ' ' && rec.event[i] < 127;
+      if (ok) {
+        const std::string name(rec.event, len);
+        size_t e = 0;
+        while (e < events.size() && events[e] != name) ++e;
+        if (e == events.size()) {
+          if (events.size() < papi::kMaxEvents)
+            events.push_back(name);
+          else
+            ok = false;  // the tool enforces the budget; a record beyond it is not ours
+        }
+        event = uint16_t(e);
+      }
+      if (ok && !g.counters_ok) {
+        ack->status = 1;  // rejected: PAPI could not be initialised (last_error says why)
+        sync::store(ack->applied_generation, rec.generation);
+        continue;
+      }
+    }
     if (!ok) {
       if (ack->status == 0 || ack->applied_generation != rec.generation) {
         sync::store(app().bad_requests, sync::load(app().bad_requests) + 1);
@@ -204,6 +247,7 @@ void apply_requests() {
     const bool fresh = sync::load(ack->applied_generation) != rec.generation || ack->status != 0;
     if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
       slice_used[rec.profile_slice] = 1;
+      g.slice_metric[rec.profile_slice] = {r, uint16_t(rec.metric), event};
       if (fresh)
         for (uint32_t t = 0; t < nthreads; ++t)
           std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
@@ -215,7 +259,7 @@ void apply_requests() {
         if (rec.kind == uint32_t(proto::RequestKind::kProfile))
           prof[region].push_back(rec.profile_slice);
         else
-          agg[region].push_back({r, rec.metric});
+          agg[region].push_back({r, uint16_t(rec.metric), event});
       }
       if (rec.kind == uint32_t(proto::RequestKind::kProfile)) all_slices.push_back(rec.profile_slice);
       ack->status = 0;
@@ -232,7 +276,7 @@ void apply_requests() {
         if (rec.kind == uint32_t(proto::RequestKind::kProfile))
           prof[region].push_back(rec.profile_slice);
         else
-          agg[region].push_back({r, rec.metric});
+          agg[region].push_back({r, uint16_t(rec.metric), event});
       }
     }
     ack->status = 0;
@@ -260,7 +304,19 @@ void apply_requests() {
     p.n_prof = uint16_t(prof[i].size());
     g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
     p.measure = (p.n_agg + p.n_prof) > 0;
+    for (const auto& t : agg[i])
+      if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
+    for (uint32_t slice : prof[i])
+      if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
     p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
+  }
+  if (events != g.events) {
+    // A new list: every thread rebuilds its event set at its next event.
+    g.events = events;
+    ++g.events_generation;
+    for (uint32_t t = 0; t < nthreads; ++t)
+      if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire))
+        ts->fixup.store(1, std::memory_order_relaxed);
   }
   g.all_prof_begin = uint32_t(g.plan_slices.size());
   g.all_prof_count = uint16_t(all_slices.size());
@@ -585,6 +641,8 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
     p.n_prof = g.all_prof_count;
     p.measure = p.n_prof > 0;
     p.armed = p.measure;
+    for (uint32_t k = 0; k < p.n_prof; ++k)
+      if (g.slice_metric[g.slices[p.prof_begin + k]].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
     g.plans.push_back(p);  // within the reserved capacity: the array does not move
     std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
   }

@@ -11,6 +11,7 @@
 
 #include "mri.h"
 #include "mri_sync.h"
+#include "mri_papi.h"
 #include "tool_internal.h"
 
 namespace mri::tool {
@@ -51,27 +52,13 @@ std::string describe_region(const MRI_Region_Spec& r) {
   return text;
 }
 
-bool ri_implemented(MRI_Runtime_Information_Spec ri) {
-  return ri == MRI_EXECUTION_TIME || ri == MRI_NUMBER_OF_INSTANCES;
-}
-
 bool ri_known(int ri) {
   switch (ri) {
     case MRI_EXECUTION_TIME: case MRI_NUMBER_OF_INSTANCES: case MRI_REGION_EVENT:
-    case MRI_LC1_DATA_READ_MISS: case MRI_LC1_DATA_WRITE_MISS: case MRI_LC2_DATA_READ_MISS:
-    case MRI_LC2_DATA_WRITE_MISS: case MRI_LC3_DATA_READ_MISS: case MRI_LC3_DATA_WRITE_MISS:
-    case MRI_TOTAL_CYCLES: case MRI_TOTAL_INSTRUCTIONS:
       return true;
     default:
-      return false;
+      return is_counter(ri);
   }
-}
-
-const char* unavailable_reason(MRI_Runtime_Information_Spec ri) {
-  if (ri == MRI_REGION_EVENT) return "trace records are not available yet in this version (no trace buffer)";
-  if (ri == MRI_TOTAL_CYCLES || ri == MRI_TOTAL_INSTRUCTIONS)
-    return "needs the PAPI hardware-counter backend, which this version does not have yet";
-  return "needs the PAPI or cache-simulator backend, which this version does not have yet";
 }
 
 // Checks what all four request kinds share. Needs mu held.
@@ -124,15 +111,27 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
     if (variables->nr_Elements < 0) return fail("data structure table has a negative nr_Elements");
     if (variables->nr_Elements > 1) return fail("at most one data structure per request (section 3.1)");
     if (variables->nr_Elements == 1) {
-      if (*ri == MRI_EXECUTION_TIME || *ri == MRI_NUMBER_OF_INSTANCES)
+      if (raw(*ri) == MRI_EXECUTION_TIME || raw(*ri) == MRI_NUMBER_OF_INSTANCES)
         return fail("a data structure cannot restrict %s: only cache events have addresses",
                     MRI_Runtime_Information_Name(*ri));
       return fail("data-structure monitoring needs the cache-simulator backend, which this version does not have yet");
     }
   }
-  if (!ri_implemented(*ri))
-    return fail("runtime information %s is not available: %s", MRI_Runtime_Information_Name(*ri),
-                unavailable_reason(*ri));
+  if (raw(*ri) == MRI_REGION_EVENT)
+    return fail("runtime information REGION_EVENT is not available: trace records are not available yet in this version");
+  if (is_counter(raw(*ri))) {
+    out.event = event_of(raw(*ri));
+    std::string why;
+    switch (papi::check_event(out.event, why)) {
+      case papi::EventCheck::kOk:
+        break;
+      case papi::EventCheck::kUnknown:
+        return fail("runtime information %s: %s", MRI_Runtime_Information_Name(*ri), why.c_str());
+      case papi::EventCheck::kUnavailable:
+        return fail("runtime information %s is not available on this machine: %s", MRI_Runtime_Information_Name(*ri),
+                    why.c_str());
+    }
+  }
   return MRI_OK;
 }
 
@@ -304,8 +303,11 @@ int place_request(Request& r) {
   }
   rec->kind = r.kind == MRI_PROFILE_REQUEST ? uint32_t(proto::RequestKind::kProfile)
                                             : uint32_t(proto::RequestKind::kAggregate);
-  rec->metric = r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
-                                                : uint32_t(proto::Metric::kExecutionTime);
+  rec->metric = !r.event.empty()                ? uint32_t(proto::Metric::kCounter)
+                : r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
+                                                  : uint32_t(proto::Metric::kExecutionTime);
+  std::memset(rec->event, 0, sizeof rec->event);
+  std::memcpy(rec->event, r.event.data(), std::min(r.event.size(), sizeof rec->event - 1));
   rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
   rec->flags = r.regions.empty() ? proto::kRequestAllRegions : 0;
   r.generation = rec->generation + 1;
@@ -353,8 +355,8 @@ std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec 
   } else if (ri == MRI_NUMBER_OF_INSTANCES) {
     out.push_back({MRI_SUM, MRI_PER_THREAD});
     for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG}) out.push_back({op, MRI_PER_PROCESS});
-  } else if (ri != MRI_REGION_EVENT && ri_known(ri)) {
-    // Counter events aggregate like time once a backend provides them.
+  } else if (is_counter(ri)) {
+    // Counts aggregate like time.
     for (auto target : {MRI_PER_THREAD, MRI_PER_PROCESS})
       for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG, MRI_COUNT}) out.push_back({op, target});
   }
@@ -365,7 +367,7 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
                                                   const std::vector<ThreadSlot>& slots, int process_id,
                                                   double ns_per_tick) {
   const bool instances = ri == MRI_NUMBER_OF_INSTANCES;
-  const double scale = instances ? 1.0 : ns_per_tick;
+  const double scale = instances || is_counter(ri) ? 1.0 : ns_per_tick;  // ticks -> ns; counts stay counts
   std::vector<MRI_Aggregate_Value> out;
   auto thread_ao = [](int t) { return MRI_Active_Object_Spec{MRI_THREAD, t}; };
   if (agg.target == MRI_PER_THREAD) {
@@ -463,6 +465,10 @@ int MRI_Finalize(void) {
   s.requests.clear();
   s.regions.clear();
   s.files.clear();
+  {
+    std::lock_guard<std::mutex> events_lock(s.events_mu);
+    s.dyn_events.clear();
+  }
   s.initialized = false;
   clear_error();
   return MRI_OK;
@@ -626,8 +632,40 @@ MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec* ri, MRI_Regio
                 MRI_Aggregation_Operation_Name(aggregation->operation),
                 aggregation->target == MRI_PER_THREAD ? "PER_THREAD" : "PER_PROCESS", MRI_Runtime_Information_Name(*ri));
   r.aggregation = *aggregation;
+  if (check_budget(r) != MRI_OK) return MRI_Error;
   return add_request(std::move(r));
 }
+
+}  // extern "C"
+
+namespace mri::tool {
+
+// Section 3.1: a request that needs a counter beyond the budget fails.
+int check_budget(const Request& r) {
+  if (!r.event.empty()) {
+    std::vector<std::string> in_use;
+    for (const auto& [id, q] : s.requests)
+      if (!q.event.empty() && std::find(in_use.begin(), in_use.end(), q.event) == in_use.end())
+        in_use.push_back(q.event);
+    if (std::find(in_use.begin(), in_use.end(), r.event) == in_use.end()) {
+      std::string detail;
+      const int budget = counter_budget(detail);
+      if (int(in_use.size()) + 1 > budget) {
+        std::string used;
+        for (const auto& e : in_use) used += (used.empty() ? "" : ", ") + e;
+        return fail("no counter left for %s: the counter budget is %d (%s) and %s; delete a request, or "
+                    "measure it in another run (MRI_Application_Finish, MRI_Application_Load)",
+                    r.event.c_str(), budget, detail.c_str(),
+                    used.empty() ? "there are none" : ("in use: " + used).c_str());
+      }
+    }
+  }
+  return MRI_OK;
+}
+
+}  // namespace mri::tool
+
+extern "C" {
 
 MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
                                      MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables,
@@ -656,6 +694,7 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_
   if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
     return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
   if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
+  if (check_budget(r) != MRI_OK) return MRI_Error;
   for (const auto& a : r.active_objects)
     if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
       return fail("profile active objects must be threads or the process");
@@ -684,6 +723,11 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   if (!s.loaded || !s.view.base) return fail("no application loaded");
   if (r.slot < 0) return fail("request %d is not in place in this run: %s", request, r.placement_error.c_str());
   const proto::RequestAck ack = *s.view.request_ack(uint32_t(r.slot));
+  if (ack.applied_generation == r.generation && ack.status != 0) {
+    const proto::AppControl& a = s.view.header()->app;
+    return fail("the application rejected request %d: %.*s", request, int(strnlen(a.last_error, sizeof a.last_error)),
+                a.last_error);
+  }
   const bool active = ack.applied_generation == r.generation && ack.status == 0;
   const uint32_t nthreads = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
 
@@ -732,7 +776,9 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   const size_t nr = region_ids.size(), nt = threads.size();
   r.prof_elements.assign(nr, MRI_Profile_Element{});
   r.prof_values.assign(nr * nt, MRI_Profile_Value{});
-  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : s.ns_per_tick;
+  // Profile values: time in ticks -> ns; counts as they are; for
+  // instances the calls themselves (scale 0).
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() ? 1.0 : s.ns_per_tick;
   std::vector<proto::ProfileSlot> row(s.regions.size());
   for (size_t ti = 0; ti < nt; ++ti) {
     const uint32_t t = uint32_t(threads[ti]);

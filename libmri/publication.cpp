@@ -1,12 +1,13 @@
 // publication.cpp - the publication interface (paper section 6) and the
-// application's static information.
-#include <unistd.h>
+// application's static information. MRI_Get_System_Information is in
+// topology.cpp.
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "mri.h"
+#include "mri_papi.h"
 #include "mri_sync.h"
 #include "tool_internal.h"
 
@@ -37,11 +38,13 @@ constexpr RiDescription kRuntimeInformation[] = {
     {MRI_TOTAL_INSTRUCTIONS, "TOTAL_INSTRUCTIONS", "instructions completed", "papi", 1},
 };
 
-const char* kNotYet = "needs the PAPI backend, which this version does not have yet";
+constexpr int kCounterRequestKinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
 
-long sysconf_or(int name, long fallback) {
-  long v = sysconf(name);
-  return v > 0 ? v : fallback;
+// Events PAPI can count here, found once per process (each is added to a
+// scratch event set and started, which takes a while).
+const std::vector<std::string>& countable_events_cached() {
+  static const std::vector<std::string> events = papi::countable_events();
+  return events;
 }
 
 }  // namespace
@@ -51,6 +54,9 @@ extern "C" {
 const char* MRI_Runtime_Information_Name(MRI_Runtime_Information_Spec ri) {
   for (const auto& d : kRuntimeInformation)
     if (d.ri == ri) return d.name;
+  std::lock_guard<std::mutex> lock(s.events_mu);
+  const int k = int(ri) - MRI_RUNTIME_INFORMATION_DYNAMIC_BASE;
+  if (k >= 0 && size_t(k) < s.dyn_events.size()) return s.dyn_events[size_t(k)].c_str();  // a deque: stays put
   return "?";
 }
 
@@ -89,41 +95,12 @@ int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Sp
       clear_error();
       return MRI_OK;
     }
-  return fail("unknown runtime information \"%s\"; events by PAPI name need the PAPI backend, which this version does not have yet", name);
-}
-
-int MRI_Get_System_Information(MRI_HW_Info* info) {
-  if (!info) return fail("info pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  std::memset(info, 0, sizeof *info);
-  info->nr_CPUs = int(sysconf_or(_SC_NPROCESSORS_ONLN, 1));
-  info->nr_Cores = info->nr_CPUs;
-  info->nr_Sockets = 1;
-  info->nr_NUMA_Nodes = 1;
-  info->time_entity = MRI_NANOSECONDS;
-  std::snprintf(info->topology_source, sizeof info->topology_source, "sysconf");
-  std::snprintf(info->counter_source, sizeof info->counter_source, "none: no PAPI backend in this version");
-  struct Level {
-    int level, data, instr, size, line, assoc;
-  };
-  const Level levels[] = {
-      {1, 1, 0, _SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL1_DCACHE_LINESIZE, _SC_LEVEL1_DCACHE_ASSOC},
-      {1, 0, 1, _SC_LEVEL1_ICACHE_SIZE, _SC_LEVEL1_ICACHE_LINESIZE, _SC_LEVEL1_ICACHE_ASSOC},
-      {2, 1, 1, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL2_CACHE_LINESIZE, _SC_LEVEL2_CACHE_ASSOC},
-      {3, 1, 1, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL3_CACHE_LINESIZE, _SC_LEVEL3_CACHE_ASSOC},
-  };
-  for (const auto& l : levels) {
-    long size = sysconf(l.size);
-    if (size <= 0) continue;
-    MRI_Cache_Info& c = info->cache[info->nr_Cache_Levels++];
-    c.level = l.level;
-    c.is_data = l.data;
-    c.is_instruction = l.instr;
-    c.size_bytes = (unsigned long long)size;
-    c.line_size_bytes = int(sysconf_or(l.line, 0));
-    c.associativity = int(sysconf_or(l.assoc, 0));
-  }
+  // Any other name is a PAPI event: a preset (PAPI_TOT_INS) or a native
+  // event (perf::TASK-CLOCK). Known events get an id even when this machine
+  // cannot count them; requests for them then fail with the reason.
+  std::string why;
+  if (papi::check_event(name, why) == papi::EventCheck::kUnknown) return fail("unknown runtime information \"%s\": %s", name, why.c_str());
+  *ri = MRI_Runtime_Information_Spec(register_event(name));
   clear_error();
   return MRI_OK;
 }
@@ -133,6 +110,7 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   s.ri_table.clear();
+  s.ri_strings.clear();
   for (const auto& d : kRuntimeInformation) {
     MRI_Runtime_Information_Info i{};
     i.ri = d.ri;
@@ -149,10 +127,34 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
       i.reason = "trace requests are not available yet in this version";
       i.request_kinds = 1 << MRI_TRACE_REQUEST;
     } else {
-      i.available = 0;
-      i.reason = kNotYet;
-      i.request_kinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
+      const std::string event = event_of(d.ri);
+      std::string why;
+      i.available = papi::check_event(event, why) == papi::EventCheck::kOk;
+      i.reason = i.available ? "" : s.ri_strings.emplace_back("PAPI preset " + why).c_str();
+      i.description = s.ri_strings.emplace_back(std::string(d.description) + " (" + event + ")").c_str();
+      i.request_kinds = kCounterRequestKinds;
     }
+    s.ri_table.push_back(i);
+  }
+  // Every other event PAPI can count here, and the ones named so far.
+  for (const auto& event : countable_events_cached()) register_event(event);
+  for (size_t k = 0;; ++k) {
+    std::string event;
+    {
+      std::lock_guard<std::mutex> events_lock(s.events_mu);
+      if (k >= s.dyn_events.size()) break;
+      event = s.dyn_events[k];
+    }
+    MRI_Runtime_Information_Info i{};
+    i.ri = MRI_Runtime_Information_Spec(MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(k));
+    i.name = MRI_Runtime_Information_Name(i.ri);
+    i.description = s.ri_strings.emplace_back(papi::describe_event(event)).c_str();
+    i.backend = "papi";
+    i.needs_counter = 1;
+    std::string why;
+    i.available = papi::check_event(event, why) == papi::EventCheck::kOk;
+    i.reason = i.available ? "" : s.ri_strings.emplace_back(why).c_str();
+    i.request_kinds = kCounterRequestKinds;
     s.ri_table.push_back(i);
   }
   table->info = s.ri_table.data();

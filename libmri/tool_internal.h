@@ -41,6 +41,7 @@ struct Request {
   std::vector<MRI_Region_Spec> regions;  // empty: every region (profile)
   std::vector<MRI_Active_Object_Spec> active_objects;  // empty: all
   MRI_Aggregation_Spec aggregation{MRI_SUM, MRI_PER_THREAD};
+  std::string event;  // counter runtime information: the PAPI event; "" otherwise
 
   // Placement in the current segment.
   int slot = -1;
@@ -87,8 +88,15 @@ struct Session {
   std::vector<uint8_t> slot_busy;   // request records in use
   std::vector<uint8_t> slice_busy;  // profile slices in use
 
+  // PAPI events named by MRI_Runtime_Information_By_Name(): runtime
+  // information MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + index. A deque, so
+  // names handed out stay put.
+  std::deque<std::string> dyn_events;
+  std::mutex events_mu;  // guards dyn_events (names are read without mu)
+
   // Buffers for the publication interface.
   std::vector<MRI_Runtime_Information_Info> ri_table;
+  std::deque<std::string> ri_strings;  // texts the ri_table points to
   std::vector<MRI_Aggregation_Spec> agg_table;
   std::vector<MRI_Active_Object_Spec> ao_table;
   std::vector<MRI_Region_Spec> region_table;
@@ -107,6 +115,14 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
                                                   const MRI_Aggregation_Spec& agg,
                                                   const std::vector<ThreadSlot>& slots,
                                                   int process_id, double ns_per_tick);
+
+// Counters (counters.cpp).
+std::string event_of(int ri);  // the PAPI event measuring `ri`, "" for the timer's
+bool is_counter(int ri);
+int register_event(const std::string& name);  // its runtime information id
+int counter_budget(std::string& detail);
+int check_budget(const Request& r);  // MRI_OK, or MRI_Error with the reason set
+void fill_counter_information(MRI_HW_Info* info);  // nr_Hardware_Counters, counter_source
 
 // Which aggregations the MCC implements for a runtime information.
 std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec ri);

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 2
+#define MRI_PROTOCOL_VERSION 3
 #endif
 
 namespace mri::proto {
@@ -44,6 +44,7 @@ inline constexpr uint32_t kHardMaxFiles = 1u << 14;
 inline constexpr uint32_t kHardMaxStringPool = 16u << 20;
 
 inline constexpr uint32_t kMessageBytes = 256;
+inline constexpr uint32_t kEventNameBytes = 64;  // PAPI event name of a counter request
 inline constexpr uint32_t kThreadNameBytes = 16;
 inline constexpr uint32_t kCacheLine = 64;
 
@@ -77,7 +78,7 @@ enum class RequestKind : uint32_t { kAggregate = 0, kHistogram = 1, kTrace = 2, 
 
 // Runtime information the application measures. Mirrors the values of
 // MRI_Runtime_Information_Spec that the MCC implements.
-enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1 };
+enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1, kCounter = 2 };
 
 // Capacities, chosen by the tool before the application starts.
 struct Geometry {
@@ -123,7 +124,8 @@ struct alignas(kCacheLine) AppControl {
   uint32_t timer_kind;         // 0 = rdtsc, 1 = clock_gettime(CLOCK_MONOTONIC)
   uint32_t unmatched_exits;    // exits without a matching monitored enter
   double ns_per_tick;          // conversion of all time values in this segment
-  uint32_t reserved[14];
+  uint32_t counter_errors;     // times a thread could not set up its counters (see last_error)
+  uint32_t reserved[13];
   char refuse_reason[kMessageBytes];  // AppState::kRefused: why
   char last_error[kMessageBytes];     // latest problem the MCC noticed
 };
@@ -185,9 +187,10 @@ struct alignas(16) RequestRecord {
   uint32_t profile_slice;  // kProfile: which profile slice holds its results
   uint32_t flags;          // kRequestAllRegions: also every region published later
   uint32_t reserved[2];
+  char event[kEventNameBytes];  // Metric::kCounter: the PAPI event name, NUL-terminated
 };
 inline constexpr uint32_t kRequestAllRegions = 1u << 0;
-static_assert(sizeof(RequestRecord) == 32);
+static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.
 struct RequestAck {

@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config   # toolchain
   libcmocka-dev                      # C API tests
+  libpapi-dev papi-tools             # PAPI backend: counters by name (papi_avail to look around)
   googletest libgtest-dev libgmock-dev  # unit and fault tests
+  libhwloc-dev                       # machine topology (MRI_Get_System_Information)
   libbenchmark-dev                   # bench/
   python3                            # bench/run_ladder.sh summary
   procps util-linux                  # ipcs, used by the shared-memory check

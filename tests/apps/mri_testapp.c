@@ -16,6 +16,10 @@
  *   mri_testapp crash N               region "step" N times, then abort()
  *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
  *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
+ *   mri_testapp touch N PAGES         region "toucher" N times: map PAGES new pages,
+ *                                     write one byte in each, unmap them
+ *   mri_testapp spin T N MS           T threads each run region "spinner" N times,
+ *                                     busy (on the CPU) for MS ms each
  *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
  *                                     call its plugin_work() N times
  *
@@ -24,6 +28,7 @@
 #define _GNU_SOURCE
 #include <mri_monitor.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +43,8 @@ MONITOR_REGION(r_step, MRI_REGION_LOOP, "step");
 MONITOR_REGION(r_inner, MRI_REGION_ROUTINE, "inner");
 MONITOR_REGION(r_spin, MRI_REGION_ROUTINE, "spin");
 MONITOR_REGION(r_parallel, MRI_REGION_PARALLEL, "team");
+MONITOR_REGION(r_toucher, MRI_REGION_ROUTINE, "toucher");
+MONITOR_REGION(r_spinner, MRI_REGION_ROUTINE, "spinner");
 
 static void sleep_ms(double ms)
 {
@@ -105,6 +112,23 @@ static void one_step(double ms)
     }
     if (ms > 0) sleep_ms(ms / 2);
     MONITOR_EXIT(r_step);
+}
+
+struct spin_arg {
+    int n, ms;
+};
+
+static void *spin_worker(void *p)
+{
+    const struct spin_arg *a = p;
+    for (int i = 0; i < a->n; ++i) {
+        MONITOR_ENTER(r_spinner);
+        const unsigned long long end = now_ns() + (unsigned long long)a->ms * 1000000ull;
+        while (now_ns() < end) {
+        }
+        MONITOR_EXIT(r_spinner);
+    }
+    return NULL;
 }
 
 static void *team_member(void *p)
@@ -183,6 +207,24 @@ int main(int argc, char **argv)
         int n = arg_int(argc, argv, 2), code = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) one_step(0);
         exit(code);
+    } else if (strcmp(mode, "touch") == 0) {
+        int n = arg_int(argc, argv, 2), pages = arg_int(argc, argv, 3);
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        for (int i = 0; i < n; ++i) {
+            MONITOR_ENTER(r_toucher);
+            char *m = mmap(NULL, page * (size_t)pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m == MAP_FAILED) return 3;
+            for (int k = 0; k < pages; ++k) m[(size_t)k * page] = (char)k; /* one fault per page */
+            munmap(m, page * (size_t)pages);
+            MONITOR_EXIT(r_toucher);
+        }
+    } else if (strcmp(mode, "spin") == 0) {
+        int t = arg_int(argc, argv, 2);
+        struct spin_arg a = {arg_int(argc, argv, 3), arg_int(argc, argv, 4)};
+        pthread_t th[64];
+        if (t < 1 || t > 64) return 2;
+        for (int i = 0; i < t; ++i) pthread_create(&th[i], NULL, spin_worker, &a);
+        for (int i = 0; i < t; ++i) pthread_join(th[i], NULL);
     } else if (strcmp(mode, "dlopen") == 0) {
         if (argc < 4) return 2;
         one_step(0); /* the static information is out before the module arrives */

@@ -596,13 +596,107 @@ static void test_publication(void **state)
     assert_string_equal(MRI_Region_Type_Name(MRI_REGION_PARALLEL), "PARALLEL");
 }
 
+/* One attribute of cpu0's cache indexN as Linux reports it; 0 when absent. */
+static int sysfs_cache_attr(int index, const char *name, char *buf, int size)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/%s", index, name);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    const int ok = fgets(buf, size, f) != NULL;
+    fclose(f);
+    if (ok) buf[strcspn(buf, "\n")] = '\0';
+    return ok;
+}
+
+/* "48K", "2048K", "480M" in bytes. */
+static unsigned long long sysfs_size(const char *text)
+{
+    char *end;
+    const unsigned long long v = strtoull(text, &end, 10);
+    switch (*end) {
+        case 'K': return v << 10;
+        case 'M': return v << 20;
+        case 'G': return v << 30;
+        default: return v;
+    }
+}
+
+/* The machine's topology against what the kernel reports. */
+static void test_system_topology(void **state)
+{
+    (void)state;
+    MRI_HW_Info hw;
+    expect_error(MRI_Get_System_Information(&hw), "MRI_Init");
+    assert_int_equal(MRI_Init(), MRI_OK);
+    expect_error(MRI_Get_System_Information(NULL), "NULL");
+    assert_int_equal(MRI_Get_System_Information(&hw), MRI_OK);
+    assert_int_equal(hw.nr_CPUs, (int)sysconf(_SC_NPROCESSORS_ONLN));
+    assert_in_range(hw.nr_Cores, 1, hw.nr_CPUs);
+    assert_true(hw.nr_Sockets >= 1);
+    assert_true(hw.nr_NUMA_Nodes >= 1);
+#ifdef MRI_HAVE_HWLOC
+    if (strncmp(hw.topology_source, "hwloc ", 6) != 0) fail_msg("topology from \"%s\", not hwloc", hw.topology_source);
+#else
+    assert_string_equal(hw.topology_source, "sysconf");
+#endif
+    assert_in_range(hw.nr_Cache_Levels, 1, MRI_MAX_CACHE_LEVELS * 2);
+    for (int i = 0; i < hw.nr_Cache_Levels; ++i) {
+        const MRI_Cache_Info *c = &hw.cache[i];
+        assert_in_range(c->level, 1, MRI_MAX_CACHE_LEVELS);
+        assert_true(c->is_data || c->is_instruction);
+        assert_true(c->associativity >= -1);
+        assert_in_range(c->shared_by_cpus, 0, hw.nr_CPUs);
+#ifdef MRI_HAVE_HWLOC
+        assert_true(c->shared_by_cpus >= 1);
+#endif
+        if (i > 0) { /* by level; data and unified before instruction */
+            const MRI_Cache_Info *p = &hw.cache[i - 1];
+            assert_true(p->level <= c->level);
+            if (p->level == c->level) assert_true(p->is_data || !c->is_data);
+        }
+    }
+
+    /* cpu0's level 1 data cache in sysfs. */
+    char level[16], type[32], size[32], line[16], ways[16];
+    unsigned long long l1d_size = 0;
+    int l1d_line = 0, l1d_ways = 0;
+    for (int i = 0; sysfs_cache_attr(i, "level", level, sizeof level); ++i) {
+        if (strcmp(level, "1") != 0 || !sysfs_cache_attr(i, "type", type, sizeof type) || strcmp(type, "Data") != 0)
+            continue;
+        assert_true(sysfs_cache_attr(i, "size", size, sizeof size));
+        assert_true(sysfs_cache_attr(i, "coherency_line_size", line, sizeof line));
+        assert_true(sysfs_cache_attr(i, "ways_of_associativity", ways, sizeof ways));
+        l1d_size = sysfs_size(size);
+        l1d_line = atoi(line);
+        l1d_ways = atoi(ways);
+        break;
+    }
+    if (l1d_size == 0) {
+        print_message("no level 1 data cache in /sys/devices/system/cpu/cpu0/cache: not compared\n");
+        return;
+    }
+    int found = 0;
+    for (int i = 0; i < hw.nr_Cache_Levels && !found; ++i) {
+        const MRI_Cache_Info *c = &hw.cache[i];
+        if (c->level != 1 || !c->is_data || c->is_instruction || c->size_bytes != l1d_size) continue;
+        found = 1;
+        assert_int_equal(c->line_size_bytes, l1d_line);
+        if (l1d_ways > 0)
+            assert_int_equal(c->associativity, l1d_ways);
+        else /* the kernel's 0: fully associative or unknown */
+            assert_true(c->associativity <= 0);
+    }
+    if (!found) fail_msg("no level 1 data cache of %llu bytes (cpu0's in sysfs)", l1d_size);
+}
+
 static void test_static_information(void **state)
 {
     (void)state;
     load("steps", "1", "0", NULL);
     MRI_Region_Table t;
     assert_int_equal(MRI_Get_Regions(&t), MRI_OK);
-    assert_int_equal(t.nr_Elements, 7); /* every region of mri_testapp, known before any ran */
+    assert_int_equal(t.nr_Elements, 9); /* every region of mri_testapp, known before any ran */
     int found = 0;
     for (int i = 0; i < t.nr_Elements; ++i) {
         MRI_Region_Info info;
@@ -770,6 +864,7 @@ int main(void)
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_publication, teardown),
+        cmocka_unit_test_teardown(test_system_topology, teardown),
         cmocka_unit_test_teardown(test_static_information, teardown),
         cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
         cmocka_unit_test_teardown(test_cpp_recursion_counts_inclusive_once, teardown),

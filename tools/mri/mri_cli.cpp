@@ -19,13 +19,15 @@
 namespace {
 
 const char* kUsage =
-    "usage: mri profile [--sort incl|excl|calls|name] [--per-thread] [--all] -- PROGRAM [ARGS...]\n"
+    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] -- PROGRAM [ARGS...]\n"
     "       mri regions -- PROGRAM [ARGS...]\n"
     "       mri info\n"
     "       mri --help | --version\n"
     "\n"
     "profile   run PROGRAM (built with libmonitor) to completion and print, per region,\n"
     "          calls, inclusive and exclusive time, in total and per thread\n"
+    "          --metric EVENT add inclusive and exclusive counts of a counter event\n"
+    "                         (e.g. perf::PAGE-FAULTS; see mri info); may be repeated\n"
     "          --sort KEY     order of the rows (default: incl)\n"
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
@@ -49,7 +51,10 @@ struct Row {
   std::string name, type, where;
   unsigned long long calls;
   double incl, excl;  // ns
+  std::vector<double> metric_incl, metric_excl;  // per --metric, in events
 };
+
+std::vector<std::string> g_metrics;  // --metric names, for the column heads
 
 std::string location(const MRI_Region_Spec& r) {
   MRI_Region_Info info;
@@ -76,12 +81,35 @@ void print_table(const char* title, std::vector<Row> rows, const std::string& so
     ww = std::max(ww, r.where.size());
   }
   std::printf("\n%s\n", title);
-  std::printf("  %-*s  %-13s  %-*s  %12s  %14s  %14s  %7s\n", int(wn), "region", "type", int(ww), "location",
-              "calls", "incl [ms]", "excl [ms]", "incl %");
-  for (const auto& r : rows)
-    std::printf("  %-*s  %-13s  %-*s  %12llu  %14.3f  %14.3f  %6.1f%%\n", int(wn), r.name.c_str(), r.type.c_str(),
+  std::printf("  %-*s  %-13s  %-*s  %12s  %14s  %14s  %7s", int(wn), "region", "type", int(ww), "location", "calls",
+              "incl [ms]", "excl [ms]", "incl %");
+  for (const auto& m : g_metrics) std::printf("  %*s  %*s", 22, (m + " incl").c_str(), 22, (m + " excl").c_str());
+  std::printf("\n");
+  for (const auto& r : rows) {
+    std::printf("  %-*s  %-13s  %-*s  %12llu  %14.3f  %14.3f  %6.1f%%", int(wn), r.name.c_str(), r.type.c_str(),
                 int(ww), r.where.c_str(), r.calls, r.incl / 1e6, r.excl / 1e6,
                 total_ns > 0 ? 100.0 * r.incl / total_ns : 0.0);
+    for (size_t m = 0; m < r.metric_incl.size(); ++m) std::printf("  %22.0f  %22.0f", r.metric_incl[m], r.metric_excl[m]);
+    std::printf("\n");
+  }
+}
+
+bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
+  return a.type == b.type && a.id.file_ID == b.id.file_ID && a.id.line_NR == b.id.line_NR;
+}
+
+// The element of a profile result for `region`, or nullptr.
+const MRI_Profile_Element* element_for(const MRI_Histogram_Profile_Results* p, const MRI_Region_Spec& region) {
+  for (int e = 0; e < p->nr_Elements; ++e)
+    if (same_region(p->element[e].region, region)) return &p->element[e];
+  return nullptr;
+}
+
+// The value of thread `id` in an element, or nullptr.
+const MRI_Profile_Value* value_for(const MRI_Profile_Element* el, int id) {
+  for (int t = 0; el && t < el->nr_Active_Objects; ++t)
+    if (el->per_active_object[t].active_object.id == id) return &el->per_active_object[t];
+  return nullptr;
 }
 
 int load(char** argv) {
@@ -123,6 +151,9 @@ int cmd_profile(int argc, char** argv) {
       sort = argv[++i];
       if (sort != "incl" && sort != "excl" && sort != "calls" && sort != "name")
         usage_error("unknown sort key '%s' (incl, excl, calls, name)", sort.c_str());
+    } else if (a == "--metric") {
+      if (i + 1 >= argc) usage_error("%s needs an event name", "--metric");
+      g_metrics.push_back(argv[++i]);
     } else if (a == "--per-thread") {
       per_thread = true;
     } else if (a == "--all") {
@@ -141,12 +172,27 @@ int cmd_profile(int argc, char** argv) {
   MRI_Region_Table every{nullptr, 0};
   MRI_Request_ID req = MRI_Profile_Request(&ri, &every, nullptr, nullptr);
   if (req < 0) die("profile request");
+  std::vector<MRI_Request_ID> metric_req;
+  for (const auto& m : g_metrics) {
+    MRI_Runtime_Information_Spec mri;
+    if (MRI_Runtime_Information_By_Name(m.c_str(), &mri) != MRI_OK) die(("--metric " + m).c_str());
+    metric_req.push_back(MRI_Profile_Request(&mri, &every, nullptr, nullptr));
+    if (metric_req.back() < 0) die(("--metric " + m).c_str());
+  }
   if (MRI_Start() != MRI_OK) die("start");
   for (;;) {
     int st = MRI_Wait();
     if (st == MRI_Error) die("wait");
     if (st == MRI_APPLICATION_TERMINATED) break;
     if (MRI_Start() != MRI_OK) die("continue");  // stopped by someone else: keep going
+  }
+  // Results of the counter profiles first: each MRI_Get_Data buffer stays
+  // valid until that request's next call.
+  std::vector<const MRI_Histogram_Profile_Results*> metric_prof;
+  for (MRI_Request_ID id : metric_req) {
+    void* p = nullptr;
+    if (MRI_Get_Data(id, &p) != MRI_OK) die("counter results");
+    metric_prof.push_back(static_cast<MRI_Histogram_Profile_Results*>(p));
   }
   void* data = nullptr;
   if (MRI_Get_Data(req, &data) != MRI_OK) die("results");
@@ -160,13 +206,24 @@ int cmd_profile(int argc, char** argv) {
     const MRI_Profile_Element& el = prof->element[e];
     if (el.instances == 0 && !all) continue;
     Row r{region_name(el.region), MRI_Region_Type_Name(el.region.type), location(el.region), el.instances,
-          el.inclusive, el.exclusive};
+          el.inclusive, el.exclusive, {}, {}};
+    for (const auto* mp : metric_prof) {
+      const MRI_Profile_Element* me = element_for(mp, el.region);
+      r.metric_incl.push_back(me ? me->inclusive : 0.0);
+      r.metric_excl.push_back(me ? me->exclusive : 0.0);
+    }
     if (el.region.type == MRI_REGION_PROGRAM) total = std::max(total, el.inclusive);
     rows.push_back(r);
     for (int t = 0; t < el.nr_Active_Objects && t < nthreads; ++t) {
       const MRI_Profile_Value& v = el.per_active_object[t];
       if (v.instances == 0 && !all) continue;
-      thread_rows[size_t(t)].push_back({r.name, r.type, r.where, v.instances, v.inclusive, v.exclusive});
+      Row tr{r.name, r.type, r.where, v.instances, v.inclusive, v.exclusive, {}, {}};
+      for (const auto* mp : metric_prof) {
+        const MRI_Profile_Value* mv = value_for(element_for(mp, el.region), v.active_object.id);
+        tr.metric_incl.push_back(mv ? mv->inclusive : 0.0);
+        tr.metric_excl.push_back(mv ? mv->exclusive : 0.0);
+      }
+      thread_rows[size_t(t)].push_back(tr);
     }
   }
   if (total <= 0)
@@ -174,8 +231,9 @@ int cmd_profile(int argc, char** argv) {
 
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
-  std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)\n", prog[0],
-              st.pid, nthreads, nthreads == 1 ? "" : "s");
+  std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
+              prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
+              g_metrics.empty() ? "" : ", counters in events (PAPI)");
   print_table("all threads (sum over threads; incl % of the PROGRAM region)", rows, sort, total);
   if (per_thread || nthreads > 1) {
     for (int t = 0; t < nthreads; ++t) {
@@ -214,33 +272,54 @@ int cmd_info() {
   if (MRI_Init() != MRI_OK) die("init");
   MRI_HW_Info hw;
   if (MRI_Get_System_Information(&hw) != MRI_OK) die("system information");
-  std::printf("machine: %d CPUs, %d cores, %d sockets, %d NUMA nodes (from %s)\n", hw.nr_CPUs, hw.nr_Cores,
-              hw.nr_Sockets, hw.nr_NUMA_Nodes, hw.topology_source);
-  for (int c = 0; c < hw.nr_Cache_Levels; ++c)
-    std::printf("  L%d %s cache: %llu KiB, %d-byte lines, %s\n", hw.cache[c].level,
-                hw.cache[c].is_data && hw.cache[c].is_instruction ? "unified" : hw.cache[c].is_data ? "data" : "instruction",
-                hw.cache[c].size_bytes / 1024, hw.cache[c].line_size_bytes,
-                hw.cache[c].associativity > 0 ? (std::to_string(hw.cache[c].associativity) + "-way").c_str()
-                : hw.cache[c].associativity < 0 ? "fully associative" : "associativity unknown");
+  auto count = [](int n, const char* noun) { return std::to_string(n) + " " + noun + (n == 1 ? "" : "s"); };
+  std::printf("machine: %s, %s, %s, %s (from %s)\n", count(hw.nr_CPUs, "CPU").c_str(), count(hw.nr_Cores, "core").c_str(),
+              count(hw.nr_Sockets, "socket").c_str(), count(hw.nr_NUMA_Nodes, "NUMA node").c_str(), hw.topology_source);
+  for (int i = 0; i < hw.nr_Cache_Levels; ++i) {
+    const MRI_Cache_Info& c = hw.cache[i];
+    const char* kind = c.is_data && c.is_instruction ? "unified" : c.is_data ? "data" : "instruction";
+    const unsigned long long kib = 1024, mib = 1024 * kib;
+    const std::string size = c.size_bytes == 0         ? "size unknown"
+                             : c.size_bytes % mib == 0 ? std::to_string(c.size_bytes / mib) + " MiB"
+                             : c.size_bytes % kib == 0 ? std::to_string(c.size_bytes / kib) + " KiB"
+                                                       : std::to_string(c.size_bytes) + " bytes";
+    const std::string line =
+        c.line_size_bytes > 0 ? std::to_string(c.line_size_bytes) + "-byte lines" : "line size unknown";
+    const std::string ways = c.associativity > 0   ? std::to_string(c.associativity) + "-way"
+                             : c.associativity < 0 ? "fully associative"
+                                                   : "associativity unknown";
+    const std::string shared = c.shared_by_cpus > 0 ? "shared by " + count(c.shared_by_cpus, "CPU") : "sharing unknown";
+    std::printf("  L%d %s cache: %s, %s, %s, %s\n", c.level, kind, size.c_str(), line.c_str(), ways.c_str(),
+                shared.c_str());
+  }
   std::printf("hardware counters: %d (%s)\ntime entity: nanoseconds\n\n", hw.nr_Hardware_Counters, hw.counter_source);
   MRI_Runtime_Information_Table t;
   if (Get_Available_Runtime_Information(&t) != MRI_OK) die("runtime information");
-  std::printf("%-22s %-10s %-10s %s\n", "runtime information", "backend", "available", "aggregations / reason");
+  // Aggregations as "SUM MIN MAX per thread; SUM MIN per process".
+  auto aggregations = [](MRI_Runtime_Information_Spec ri) {
+    MRI_Aggregation_Table a;
+    if (Get_Available_Aggregations(ri, &a) != MRI_OK) return std::string("?");
+    std::string per[2];
+    for (int k = 0; k < a.nr_Elements; ++k) {
+      std::string& p = per[a.aggregation[k].target == MRI_PER_THREAD ? 0 : 1];
+      p += std::string(p.empty() ? "" : " ") + MRI_Aggregation_Operation_Name(a.aggregation[k].operation);
+    }
+    std::string out;
+    if (!per[0].empty()) out += per[0] + " per thread";
+    if (!per[1].empty()) out += (out.empty() ? "" : "; ") + per[1] + " per process";
+    return out.empty() ? std::string("none (trace requests only)") : out;
+  };
+  size_t width = 20;
+  for (int i = 0; i < t.nr_Elements; ++i) width = std::max(width, std::strlen(t.info[i].name));
+  std::printf("%-*s  %-9s  %-9s  %s\n", int(width), "runtime information", "backend", "available",
+              "aggregations, or why not available");
   for (int i = 0; i < t.nr_Elements; ++i) {
     const MRI_Runtime_Information_Info& r = t.info[i];
-    std::string detail;
-    if (r.available) {
-      MRI_Aggregation_Table a;
-      if (Get_Available_Aggregations(r.ri, &a) == MRI_OK)
-        for (int k = 0; k < a.nr_Elements; ++k) {
-          detail += std::string(k ? " " : "") + MRI_Aggregation_Operation_Name(a.aggregation[k].operation) + "/" +
-                    (a.aggregation[k].target == MRI_PER_THREAD ? "thread" : "process");
-        }
-    } else {
-      detail = r.reason;
-    }
-    std::printf("%-22s %-10s %-10s %s\n", r.name, r.backend, r.available ? "yes" : "no", detail.c_str());
+    std::printf("%-*s  %-9s  %-9s  %s\n", int(width), r.name, r.backend, r.available ? "yes" : "no",
+                r.available ? aggregations(r.ri).c_str() : r.reason);
   }
+  std::printf("\ncounter events count against the counter budget (at most 8 distinct events at once,\n"
+              "fewer with MRI_COUNTER_BUDGET); EXECUTION_TIME and NUMBER_OF_INSTANCES need no counter.\n");
   MRI_Finalize();
   return 0;
 }

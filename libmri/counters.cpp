@@ -1,0 +1,83 @@
+// counters.cpp - runtime information measured by PAPI counters: the
+// paper's cache and cycle events mapped to PAPI presets, any other PAPI
+// event registered by name, and the counter budget of section 3.1.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "mri_papi.h"
+#include "tool_internal.h"
+
+namespace mri::tool {
+
+namespace {
+
+struct Preset {
+  int ri;
+  const char* event;
+};
+
+// The runtime information of paper section 7 and the PAPI preset that
+// measures it.
+constexpr Preset kPresets[] = {
+    {MRI_LC1_DATA_READ_MISS, "PAPI_L1_LDM"}, {MRI_LC1_DATA_WRITE_MISS, "PAPI_L1_STM"},
+    {MRI_LC2_DATA_READ_MISS, "PAPI_L2_LDM"}, {MRI_LC2_DATA_WRITE_MISS, "PAPI_L2_STM"},
+    {MRI_LC3_DATA_READ_MISS, "PAPI_L3_LDM"}, {MRI_LC3_DATA_WRITE_MISS, "PAPI_L3_STM"},
+    {MRI_TOTAL_CYCLES, "PAPI_TOT_CYC"},      {MRI_TOTAL_INSTRUCTIONS, "PAPI_TOT_INS"},
+};
+
+}  // namespace
+
+std::string event_of(int ri) {
+  for (const auto& p : kPresets)
+    if (p.ri == ri) return p.event;
+  const int k = ri - MRI_RUNTIME_INFORMATION_DYNAMIC_BASE;
+  std::lock_guard<std::mutex> lock(s.events_mu);
+  if (k >= 0 && size_t(k) < s.dyn_events.size()) return s.dyn_events[size_t(k)];
+  return "";
+}
+
+bool is_counter(int ri) { return !event_of(ri).empty(); }
+
+int register_event(const std::string& name) {
+  for (const auto& p : kPresets)
+    if (name == p.event) return p.ri;
+  std::lock_guard<std::mutex> lock(s.events_mu);
+  for (size_t k = 0; k < s.dyn_events.size(); ++k)
+    if (s.dyn_events[k] == name) return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(k);
+  s.dyn_events.push_back(name);
+  return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(s.dyn_events.size() - 1);
+}
+
+// Section 3.1: requests needing counters are limited by the counters
+// there are. One event set per application thread serves every region, so
+// the budget counts the distinct events of all requests in place at once.
+int counter_budget(std::string& detail) {
+  const int hardware = papi::hardware_counters();
+  int budget = std::min<int>(hardware, int(papi::kMaxEvents));
+  detail = std::to_string(hardware) + " counters of the CPU, at most " + std::to_string(papi::kMaxEvents) +
+           " events per monitor";
+  if (const char* env = std::getenv("MRI_COUNTER_BUDGET")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end && *end == '\0' && v >= 0 && v < budget) {
+      budget = int(v);
+      detail += ", MRI_COUNTER_BUDGET=" + std::to_string(v);
+    }
+  }
+  return budget;
+}
+
+void fill_counter_information(MRI_HW_Info* info) {
+  std::string why;
+  if (papi::init(why)) {
+    info->nr_Hardware_Counters = papi::hardware_counters();
+    std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s", papi::version().c_str());
+  } else {
+    info->nr_Hardware_Counters = 0;
+    std::snprintf(info->counter_source, sizeof info->counter_source, "absent: %s", why.c_str());
+  }
+}
+
+}  // namespace mri::tool

@@ -1,0 +1,264 @@
+/*
+ * PAPI backend tests: real PAPI counters in a real application process.
+ * This machine has no hardware PMU: PAPI's presets are unavailable, the
+ * perf software events (perf::TASK-CLOCK, perf::PAGE-FAULTS,
+ * perf::CONTEXT-SWITCHES) work. Where PAPI was not built in, the tests
+ * check that counters are reported absent.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the headers above first. */
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mri.h"
+
+static const double kMs = 1e6;
+
+static int teardown(void **state)
+{
+    (void)state;
+    MRI_Finalize();
+    unsetenv("MRI_COUNTER_BUDGET");
+    return 0;
+}
+
+static int papi_built(void)
+{
+    MRI_HW_Info hw;
+    assert_int_equal(MRI_Get_System_Information(&hw), MRI_OK);
+    return strncmp(hw.counter_source, "PAPI", 4) == 0;
+}
+
+static void load(char *const argv[])
+{
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(argv[0], argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+}
+
+static MRI_Runtime_Information_Spec ri_named(const char *name)
+{
+    MRI_Runtime_Information_Spec ri;
+    if (MRI_Runtime_Information_By_Name(name, &ri) != MRI_OK) fail_msg("%s: %s", name, MRI_Get_Error_Message());
+    return ri;
+}
+
+static MRI_Request_ID request(MRI_Runtime_Information_Spec ri, const char *region, MRI_Aggregation_Operation op,
+                              MRI_Aggregation_Target target)
+{
+    MRI_Region_Spec r;
+    if (MRI_Find_Region(region, &r) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Aggregation_Spec agg = {op, target};
+    return MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
+}
+
+static MRI_Aggregate_Request_Results *data(MRI_Request_ID id)
+{
+    void *p;
+    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    return p;
+}
+
+static void expect_error(int rc, const char *fragment)
+{
+    assert_true(rc < 0);
+    if (!strstr(MRI_Get_Error_Message(), fragment))
+        fail_msg("error \"%s\" lacks \"%s\"", MRI_Get_Error_Message(), fragment);
+}
+
+static void run_to_end(void)
+{
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+}
+
+static void test_page_faults_count_the_pages_touched(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "touch", "5", "64", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Runtime_Information_Spec faults = ri_named("perf::PAGE-FAULTS");
+    assert_true(faults >= MRI_RUNTIME_INFORMATION_DYNAMIC_BASE);
+    assert_string_equal(MRI_Runtime_Information_Name(faults), "perf::PAGE-FAULTS");
+    MRI_Request_ID sum = request(faults, "toucher", MRI_SUM, MRI_PER_THREAD);
+    MRI_Request_ID min = request(faults, "toucher", MRI_MIN, MRI_PER_PROCESS);
+    assert_true(sum > 0 && min > 0);
+    run_to_end();
+    MRI_Aggregate_Request_Results *r = data(sum);
+    assert_int_equal(r->active, 1);
+    assert_int_equal(r->element[0].count, 5);
+    assert_true(r->element[0].value >= 5 * 64); /* every touched page faulted once */
+    assert_true(r->element[0].value < 5 * 64 * 4);
+    assert_true(data(min)->element[0].value >= 64);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_string_equal(st.monitor_message, "");
+}
+
+static void test_task_clock_tracks_time_per_thread(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "spin", "2", "4", "15", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Request_ID clock = request(ri_named("perf::TASK-CLOCK"), "spinner", MRI_SUM, MRI_PER_THREAD);
+    MRI_Request_ID wall = request((MRI_Runtime_Information_Spec)MRI_EXECUTION_TIME, "spinner", MRI_SUM, MRI_PER_THREAD);
+    assert_true(clock > 0 && wall > 0);
+    run_to_end();
+    MRI_Aggregate_Request_Results *c = data(clock), *w = data(wall);
+    int spinners = 0;
+    for (int i = 0; i < c->nr_Elements; ++i) {
+        if (c->element[i].count == 0) continue; /* the main thread only ran "main" */
+        ++spinners;
+        assert_int_equal(c->element[i].count, 4);
+        /* CPU time of a busy thread: never more than its wall time, and most
+         * of it (the 2 spinners share 2 cores with the rest of the machine). */
+        const double cpu = c->element[i].value, elapsed = w->element[i].value;
+        assert_true(elapsed >= 4 * 15 * kMs);
+        assert_true(cpu <= elapsed * 1.02 + 0.1 * kMs);
+        assert_true(cpu >= elapsed * 0.3);
+    }
+    assert_int_equal(spinners, 2); /* one event set per thread */
+}
+
+/* A profile of page faults: inclusive and exclusive counts per region,
+ * with nested profiled regions taken out of their parent's exclusive. */
+static void test_counter_profile(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "touch", "4", "32", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Runtime_Information_Spec faults = ri_named("perf::PAGE-FAULTS");
+    MRI_Request_ID prof = MRI_Profile_Request(&faults, NULL, NULL, NULL);
+    if (prof < 0) fail_msg("%s", MRI_Get_Error_Message());
+    run_to_end();
+    void *p;
+    assert_int_equal(MRI_Get_Data(prof, &p), MRI_OK);
+    MRI_Histogram_Profile_Results *res = p;
+    assert_int_equal(res->active, 1);
+    MRI_Region_Spec toucher, mainr;
+    assert_int_equal(MRI_Find_Region("toucher", &toucher), MRI_OK);
+    assert_int_equal(MRI_Find_Region("main", &mainr), MRI_OK);
+    const MRI_Profile_Element *t = NULL, *m = NULL;
+    for (int i = 0; i < res->nr_Elements; ++i) {
+        if (memcmp(&res->element[i].region, &toucher, sizeof toucher) == 0) t = &res->element[i];
+        if (memcmp(&res->element[i].region, &mainr, sizeof mainr) == 0) m = &res->element[i];
+    }
+    assert_non_null(t);
+    assert_non_null(m);
+    assert_int_equal(t->instances, 4);
+    assert_true(t->inclusive >= 4 * 32);
+    assert_true(t->exclusive == t->inclusive); /* no profiled subregion */
+    assert_true(m->inclusive >= t->inclusive);
+    assert_true(m->exclusive <= m->inclusive - t->inclusive + 0.5); /* main's own faults only */
+}
+
+static void test_unavailable_and_unknown_events(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "touch", "1", "1", NULL};
+    load(argv);
+    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
+    MRI_Region_Spec r;
+    assert_int_equal(MRI_Find_Region("toucher", &r), MRI_OK);
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Runtime_Information_Spec l1 = MRI_LC1_DATA_READ_MISS;
+    expect_error(MRI_Aggregate_Request(&l1, &regions, NULL, NULL, &agg), "not available on this machine");
+    if (papi_built()) {
+        /* A preset PAPI knows but this machine (no PMU) cannot count. */
+        MRI_Runtime_Information_Spec dcm = ri_named("PAPI_L1_DCM");
+        expect_error(MRI_Aggregate_Request(&dcm, &regions, NULL, NULL, &agg), "PAPI_L1_DCM");
+        expect_error(MRI_Aggregate_Request(&dcm, &regions, NULL, NULL, &agg), "not available on this machine");
+        MRI_Runtime_Information_Spec ri;
+        expect_error(MRI_Runtime_Information_By_Name("nonsense::NO_SUCH_EVENT", &ri), "knows no event");
+        expect_error(MRI_Profile_Request(&dcm, NULL, NULL, NULL), "not available on this machine");
+    }
+    run_to_end();
+}
+
+static void test_counter_budget(void **state)
+{
+    (void)state;
+    setenv("MRI_COUNTER_BUDGET", "2", 1);
+    char *argv[] = {MRI_TESTAPP, "touch", "3", "8", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Runtime_Information_Spec faults = ri_named("perf::PAGE-FAULTS"), clock = ri_named("perf::TASK-CLOCK"),
+                                 switches = ri_named("perf::CONTEXT-SWITCHES");
+    MRI_Request_ID a = request(faults, "toucher", MRI_SUM, MRI_PER_THREAD);
+    MRI_Request_ID b = request(clock, "toucher", MRI_SUM, MRI_PER_THREAD);
+    assert_true(a > 0 && b > 0);
+    /* A third event does not fit, and the reason names the budget. */
+    expect_error(request(switches, "toucher", MRI_SUM, MRI_PER_THREAD), "counter budget is 2");
+    expect_error(request(switches, "main", MRI_SUM, MRI_PER_PROCESS), "in use: perf::PAGE-FAULTS, perf::TASK-CLOCK");
+    /* The same event again shares its counter; time needs none. */
+    MRI_Request_ID c = request(faults, "main", MRI_MAX, MRI_PER_PROCESS);
+    MRI_Request_ID t = request((MRI_Runtime_Information_Spec)MRI_EXECUTION_TIME, "toucher", MRI_SUM, MRI_PER_THREAD);
+    assert_true(c > 0 && t > 0);
+    /* Freeing a counter makes room. */
+    assert_int_equal(MRI_Request_Delete(b), MRI_OK);
+    MRI_Request_ID d = request(switches, "toucher", MRI_SUM, MRI_PER_THREAD);
+    assert_true(d > 0);
+    run_to_end();
+    assert_true(data(a)->element[0].value >= 3 * 8);
+    assert_int_equal(data(d)->active, 1);
+    assert_true(data(c)->element[0].value >= 3 * 8); /* main encloses every toucher instance */
+}
+
+static void test_publication_lists_counters(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    MRI_HW_Info hw;
+    assert_int_equal(MRI_Get_System_Information(&hw), MRI_OK);
+    MRI_Runtime_Information_Table t;
+    assert_int_equal(Get_Available_Runtime_Information(&t), MRI_OK);
+    int l1 = 0, task_clock = 0;
+    for (int i = 0; i < t.nr_Elements; ++i) {
+        const MRI_Runtime_Information_Info *info = &t.info[i];
+        if (info->ri == MRI_LC1_DATA_READ_MISS) {
+            l1 = 1;
+            assert_false(info->available);
+            assert_non_null(strstr(info->reason, "PAPI_L1_LDM"));
+            assert_true(info->needs_counter);
+        }
+        if (strcmp(info->name, "perf::TASK-CLOCK") == 0) {
+            task_clock = 1;
+            assert_true(info->available);
+            assert_string_equal(info->backend, "papi");
+            MRI_Aggregation_Table a;
+            assert_int_equal(Get_Available_Aggregations(info->ri, &a), MRI_OK);
+            assert_int_equal(a.nr_Elements, 10);
+        }
+    }
+    assert_true(l1);
+    if (papi_built()) {
+        assert_true(task_clock);
+        assert_true(hw.nr_Hardware_Counters > 0);
+    } else {
+        assert_false(task_clock);
+        assert_non_null(strstr(hw.counter_source, "absent"));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_page_faults_count_the_pages_touched, teardown),
+        cmocka_unit_test_teardown(test_task_clock_tracks_time_per_thread, teardown),
+        cmocka_unit_test_teardown(test_counter_profile, teardown),
+        cmocka_unit_test_teardown(test_unavailable_and_unknown_events, teardown),
+        cmocka_unit_test_teardown(test_counter_budget, teardown),
+        cmocka_unit_test_teardown(test_publication_lists_counters, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
