@@ -76,7 +76,8 @@ void fill_counter_information(MRI_HW_Info* info) {
     std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s", papi::version().c_str());
   } else {
     info->nr_Hardware_Counters = 0;
-    std::snprintf(info->counter_source, sizeof info->counter_source, "absent: %s", why.c_str());
+    std::snprintf(info->counter_source, sizeof info->counter_source, "absent: %s",
+                  papi::built_with_papi() ? "PAPI failed to initialise" : "built without PAPI");
   }
 }
 

@@ -99,6 +99,8 @@ int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Sp
   // event (perf::TASK-CLOCK). Known events get an id even when this machine
   // cannot count them; requests for them then fail with the reason.
   std::string why;
+  if (!papi::built_with_papi())
+    return fail("unknown runtime information \"%s\" (PAPI event names need PAPI, and this build has none)", name);
   if (papi::check_event(name, why) == papi::EventCheck::kUnknown) return fail("unknown runtime information \"%s\": %s", name, why.c_str());
   *ri = MRI_Runtime_Information_Spec(register_event(name));
   clear_error();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install, build, run every test
 # (CTest: C API, fault, unit tests and the shared-memory leak check), then
-# the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-# and under ThreadSanitizer.
+# the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# under ThreadSanitizer, and built without the optional PAPI and hwloc (the
+# publication interface must then say they are absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,3 +19,7 @@ BUILD_DIR=build-asan scripts/build.sh -DMRI_SANITIZE=address -DMRI_BUILD_BENCH=O
 echo "== build and test under TSan"
 BUILD_DIR=build-tsan scripts/build.sh -DMRI_SANITIZE=thread -DMRI_BUILD_BENCH=OFF
 (cd build-tsan && ctest --output-on-failure)
+
+echo "== build and test without PAPI and hwloc"
+BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_BUILD_BENCH=OFF
+(cd build-minimal && ctest --output-on-failure)
