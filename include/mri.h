@@ -203,6 +203,17 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec *ri,
  * unknown or already deleted id is an error. */
 int MRI_Request_Delete(MRI_Request_ID request);
 
+/* Counter rotation across breakpoints (not in the paper; off by default).
+ * When on, counter requests beyond the counter budget are accepted. Their
+ * events are split into groups that fit, and each release (MRI_Start or
+ * MRI_Start_Stop) measures one group, in turn; the other counter requests
+ * keep their results but measure nothing until their group's turn. The
+ * results list the iterations that measured each request
+ * (nr_Measured_Iterations, measured_iteration); nothing is extrapolated to
+ * iterations that were not measured. Turning rotation off fails while more
+ * counter events are requested than fit. */
+int MRI_Set_Counter_Rotation(int enabled);
+
 /* ------------------------------------------------------------------------ */
 /* Section 4: data retrieval                                                 */
 /* ------------------------------------------------------------------------ */
@@ -240,6 +251,11 @@ typedef struct {
     int active; /* 0 until the application has been released with the request in place */
     int nr_Elements;
     MRI_Aggregate_Value *element;
+    /* Releases of this run (1 = the first MRI_Start/MRI_Start_Stop after the
+     * load) during which the request measured: every one since it was
+     * submitted, or only its group's turns under counter rotation. */
+    int nr_Measured_Iterations;
+    const unsigned int *measured_iteration;
 } MRI_Aggregate_Request_Results;
 
 /* Histogram results (4.2). */
@@ -282,6 +298,8 @@ typedef struct {
     int active;
     int nr_Elements;
     MRI_Profile_Element *element;
+    int nr_Measured_Iterations; /* as in MRI_Aggregate_Request_Results */
+    const unsigned int *measured_iteration;
 } MRI_Histogram_Profile_Results;
 
 /* Trace records (4.4). */

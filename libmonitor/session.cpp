@@ -212,6 +212,7 @@ void apply_requests() {
               (rec.kind == uint32_t(proto::RequestKind::kAggregate) ||
                (rec.kind == uint32_t(proto::RequestKind::kProfile) &&
                 rec.profile_slice < v.g.max_profile_slices && !slice_used[rec.profile_slice]));
+    const bool paused = rec.flags & proto::kRequestPaused;
     if (ok && rec.metric == uint32_t(proto::Metric::kCounter)) {
       // The event name: terminated inside its field, printable, not empty.
       const size_t len = strnlen(rec.event, sizeof rec.event);
@@ -221,7 +222,7 @@ void apply_requests() {
         const std::string name(rec.event, len);
         size_t e = 0;
         while (e < events.size() && events[e] != name) ++e;
-        if (e == events.size()) {
+        if (e == events.size() && !paused) {
           if (events.size() < papi::kMaxEvents)
             events.push_back(name);
           else
@@ -253,6 +254,11 @@ void apply_requests() {
           std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
     } else if (fresh) {
       for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
+    }
+    if (paused) {  // keeps its results, measures nothing until resumed
+      ack->status = 0;
+      sync::store(ack->applied_generation, rec.generation);
+      continue;
     }
     if (rec.flags & proto::kRequestAllRegions) {
       for (uint32_t region = 0; region < nreg; ++region) {

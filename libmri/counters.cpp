@@ -3,6 +3,7 @@
 // event registered by name, and the counter budget of section 3.1.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -67,6 +68,34 @@ int counter_budget(std::string& detail) {
     }
   }
   return budget;
+}
+
+// Counter rotation: the distinct events in the order their first request
+// came, split into groups that fit the budget; iteration i measures group
+// (i - 1) mod groups. Without rotation every request measures.
+void rotate_counters() {
+  std::vector<std::string> events;
+  for (const auto& [id, r] : s.requests)
+    if (!r.event.empty() && std::find(events.begin(), events.end(), r.event) == events.end())
+      events.push_back(r.event);
+  std::string detail;
+  const int budget = std::max(1, counter_budget(detail));
+  const bool rotate = s.rotation && int(events.size()) > budget;
+  const size_t groups = rotate ? (events.size() + size_t(budget) - 1) / size_t(budget) : 1;
+  const size_t group = rotate ? size_t(s.iteration - 1) % groups : 0;
+  for (auto& [id, r] : s.requests) {
+    bool paused = false;
+    if (rotate && !r.event.empty()) {
+      const size_t index = size_t(std::find(events.begin(), events.end(), r.event) - events.begin());
+      paused = index / size_t(budget) != group;
+    }
+    r.paused = paused;
+    if (r.slot >= 0 && s.view.base) {
+      proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
+      rec->flags = (rec->flags & ~proto::kRequestPaused) | (paused ? proto::kRequestPaused : 0);
+    }
+    if (!paused && r.slot >= 0) r.measured.push_back(s.iteration);
+  }
 }
 
 void fill_counter_information(MRI_HW_Info* info) {

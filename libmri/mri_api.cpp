@@ -452,6 +452,8 @@ int MRI_Init(void) {
   if (s.initialized) return fail("MRI_Init() called twice");
   s.initialized = true;
   s.next_id = 1;
+  s.rotation = false;
+  s.iteration = 0;
   clear_error();
   return MRI_OK;
 }
@@ -485,6 +487,8 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
     release_segment();
     s.loaded = false;
   }
+  s.iteration = 0;
+  for (auto& [id, r] : s.requests) r.measured.clear();  // iterations count per run
   return load_application(path, argv);
 }
 
@@ -513,6 +517,8 @@ static int release(const MRI_Region_Spec* region) {
       return fail("breakpoint: %s \"%s\" is a %s region; only serial regions (program, routine, loop, block) can be breakpoints",
                   describe_region(*region).c_str(), s.regions[bp].name.c_str(), MRI_Region_Type_Name(region->type));
   }
+  ++s.iteration;
+  rotate_counters();
   send_command(proto::Command::kRun, bp);
   clear_error();
   return MRI_OK;
@@ -647,14 +653,15 @@ int check_budget(const Request& r) {
     for (const auto& [id, q] : s.requests)
       if (!q.event.empty() && std::find(in_use.begin(), in_use.end(), q.event) == in_use.end())
         in_use.push_back(q.event);
-    if (std::find(in_use.begin(), in_use.end(), r.event) == in_use.end()) {
+    if (std::find(in_use.begin(), in_use.end(), r.event) == in_use.end() && !s.rotation) {
       std::string detail;
       const int budget = counter_budget(detail);
       if (int(in_use.size()) + 1 > budget) {
         std::string used;
         for (const auto& e : in_use) used += (used.empty() ? "" : ", ") + e;
         return fail("no counter left for %s: the counter budget is %d (%s) and %s; delete a request, or "
-                    "measure it in another run (MRI_Application_Finish, MRI_Application_Load)",
+                    "measure it in another run (MRI_Application_Finish, MRI_Application_Load), or turn "
+                    "on counter rotation (MRI_Set_Counter_Rotation)",
                     r.event.c_str(), budget, detail.c_str(),
                     used.empty() ? "there are none" : ("in use: " + used).c_str());
       }
@@ -699,6 +706,24 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_
     if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
       return fail("profile active objects must be threads or the process");
   return add_request(std::move(r));
+}
+
+int MRI_Set_Counter_Rotation(int enabled) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!enabled && s.rotation) {
+    std::vector<std::string> events;
+    for (const auto& [id, r] : s.requests)
+      if (!r.event.empty() && std::find(events.begin(), events.end(), r.event) == events.end()) events.push_back(r.event);
+    std::string detail;
+    const int budget = counter_budget(detail);
+    if (int(events.size()) > budget)
+      return fail("cannot turn counter rotation off: %zu counter events are requested and the budget is %d (%s); "
+                  "delete requests first", events.size(), budget, detail.c_str());
+  }
+  s.rotation = enabled != 0;
+  clear_error();
+  return MRI_OK;
 }
 
 int MRI_Request_Delete(MRI_Request_ID request) {
@@ -757,6 +782,8 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
     r.agg_result.active = active;
     r.agg_result.nr_Elements = int(r.agg_values.size());
     r.agg_result.element = r.agg_values.data();
+    r.agg_result.nr_Measured_Iterations = int(r.measured.size());
+    r.agg_result.measured_iteration = r.measured.empty() ? nullptr : r.measured.data();
     *results = &r.agg_result;
     clear_error();
     return MRI_OK;
@@ -813,6 +840,8 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   r.prof_result.active = active;
   r.prof_result.nr_Elements = int(nr);
   r.prof_result.element = r.prof_elements.data();
+  r.prof_result.nr_Measured_Iterations = int(r.measured.size());
+  r.prof_result.measured_iteration = r.measured.empty() ? nullptr : r.measured.data();
   *results = &r.prof_result;
   clear_error();
   return MRI_OK;

@@ -48,6 +48,8 @@ struct Request {
   int slice = -1;
   uint32_t generation = 0;
   std::string placement_error;  // why it could not be placed in this run
+  bool paused = false;          // counter rotation: not measuring in the current iteration
+  std::vector<unsigned> measured;  // iterations (releases of this run) it measured in
 
   // Result buffers handed out by MRI_Get_Data().
   std::vector<MRI_Aggregate_Value> agg_values;
@@ -81,6 +83,8 @@ struct Session {
   std::deque<RegionEntry> regions;
   std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
+  unsigned iteration = 0;                 // releases in this run
+  bool rotation = false;                  // MRI_Set_Counter_Rotation
   bool finish_requested = false;
 
   std::map<MRI_Request_ID, Request> requests;
@@ -122,6 +126,7 @@ bool is_counter(int ri);
 int register_event(const std::string& name);  // its runtime information id
 int counter_budget(std::string& detail);
 int check_budget(const Request& r);  // MRI_OK, or MRI_Error with the reason set
+void rotate_counters();  // picks the counter requests that measure in the next iteration
 void fill_counter_information(MRI_HW_Info* info);  // nr_Hardware_Counters, counter_source
 
 // Which aggregations the MCC implements for a runtime information.

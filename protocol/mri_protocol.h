@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 3
+#define MRI_PROTOCOL_VERSION 4
 #endif
 
 namespace mri::proto {
@@ -185,11 +185,14 @@ struct alignas(16) RequestRecord {
   uint32_t kind;        // RequestKind
   uint32_t metric;      // Metric
   uint32_t profile_slice;  // kProfile: which profile slice holds its results
-  uint32_t flags;          // kRequestAllRegions: also every region published later
+  uint32_t flags;          // kRequestAllRegions, kRequestPaused
   uint32_t reserved[2];
   char event[kEventNameBytes];  // Metric::kCounter: the PAPI event name, NUL-terminated
 };
 inline constexpr uint32_t kRequestAllRegions = 1u << 0;
+// Counter rotation: the request keeps its results and generation but does
+// not measure in this run phase (its event is not in the threads' sets).
+inline constexpr uint32_t kRequestPaused = 1u << 1;
 static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.

@@ -162,6 +162,38 @@ static void test_counter_profile(void **state)
     assert_true(m->exclusive <= m->inclusive - t->inclusive + 0.5); /* main's own faults only */
 }
 
+/* OpenMP keeps its worker threads between parallel regions: each thread's
+ * event set must keep counting across time steps and stops. */
+static void test_counters_in_reused_openmp_threads(void **state)
+{
+    (void)state;
+    setenv("OMP_NUM_THREADS", "2", 1);
+    char *argv[] = {MRI_STENCIL, "-n", "192", "-t", "6", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Request_ID clock = request(ri_named("perf::TASK-CLOCK"), "update_rows", MRI_SUM, MRI_PER_THREAD);
+    assert_true(clock > 0);
+    MRI_Region_Spec step;
+    assert_int_equal(MRI_Find_Region("time_step", &step), MRI_OK);
+    for (int k = 0; k < 3; ++k) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    }
+    run_to_end();
+    MRI_Aggregate_Request_Results *r = data(clock);
+    int threads = 0;
+    for (int i = 0; i < r->nr_Elements; ++i) {
+        if (r->element[i].count == 0) continue;
+        ++threads;
+        assert_int_equal(r->element[i].count, 6); /* one update_rows per step and thread */
+        assert_true(r->element[i].value > 0);
+    }
+    assert_int_equal(threads, 2);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_string_equal(st.monitor_message, "");
+}
+
 static void test_unavailable_and_unknown_events(void **state)
 {
     (void)state;
@@ -214,6 +246,45 @@ static void test_counter_budget(void **state)
     assert_true(data(c)->element[0].value >= 3 * 8); /* main encloses every toucher instance */
 }
 
+/* Two counter events, room for one: with rotation each release measures
+ * one of them, in turn, and the results say which iterations did. */
+static void test_counter_rotation_across_breakpoints(void **state)
+{
+    (void)state;
+    setenv("MRI_COUNTER_BUDGET", "1", 1);
+    char *argv[] = {MRI_TESTAPP, "touch", "6", "16", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Runtime_Information_Spec faults = ri_named("perf::PAGE-FAULTS"), clock = ri_named("perf::TASK-CLOCK");
+    MRI_Request_ID a = request(faults, "toucher", MRI_SUM, MRI_PER_PROCESS);
+    assert_true(a > 0);
+    expect_error(request(clock, "toucher", MRI_SUM, MRI_PER_PROCESS), "counter rotation");
+    assert_int_equal(MRI_Set_Counter_Rotation(1), MRI_OK);
+    MRI_Request_ID b = request(clock, "toucher", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID t = request((MRI_Runtime_Information_Spec)MRI_EXECUTION_TIME, "toucher", MRI_SUM, MRI_PER_PROCESS);
+    assert_true(b > 0 && t > 0);
+    expect_error(MRI_Set_Counter_Rotation(0), "cannot turn counter rotation off");
+    MRI_Region_Spec toucher;
+    assert_int_equal(MRI_Find_Region("toucher", &toucher), MRI_OK);
+    for (int k = 1; k <= 6; ++k) { /* one toucher instance per iteration */
+        assert_int_equal(MRI_Start_Stop(&toucher), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    }
+    run_to_end(); /* iteration 7: the rest of the program */
+    MRI_Aggregate_Request_Results *ra = data(a), *rb = data(b), *rt = data(t);
+    /* Group 1 (page faults) measured iterations 1, 3, 5, 7; group 2 (task clock) 2, 4, 6. */
+    assert_int_equal(ra->nr_Measured_Iterations, 4);
+    assert_int_equal(rb->nr_Measured_Iterations, 3);
+    for (int i = 0; i < ra->nr_Measured_Iterations; ++i) assert_int_equal(ra->measured_iteration[i], 2 * i + 1);
+    for (int i = 0; i < rb->nr_Measured_Iterations; ++i) assert_int_equal(rb->measured_iteration[i], 2 * i + 2);
+    assert_int_equal(rt->nr_Measured_Iterations, 7); /* time needs no counter: every iteration */
+    assert_int_equal(ra->element[0].count, 3);       /* the toucher instances of iterations 1, 3, 5 */
+    assert_int_equal(rb->element[0].count, 3);       /* those of 2, 4, 6 */
+    assert_int_equal(rt->element[0].count, 6);
+    assert_true(ra->element[0].value >= 3 * 16);     /* the faults of those 3 instances, not extrapolated */
+    assert_true(rb->element[0].value > 0);
+}
+
 static void test_publication_lists_counters(void **state)
 {
     (void)state;
@@ -256,8 +327,10 @@ int main(void)
         cmocka_unit_test_teardown(test_page_faults_count_the_pages_touched, teardown),
         cmocka_unit_test_teardown(test_task_clock_tracks_time_per_thread, teardown),
         cmocka_unit_test_teardown(test_counter_profile, teardown),
+        cmocka_unit_test_teardown(test_counters_in_reused_openmp_threads, teardown),
         cmocka_unit_test_teardown(test_unavailable_and_unknown_events, teardown),
         cmocka_unit_test_teardown(test_counter_budget, teardown),
+        cmocka_unit_test_teardown(test_counter_rotation_across_breakpoints, teardown),
         cmocka_unit_test_teardown(test_publication_lists_counters, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
