@@ -362,6 +362,7 @@ typedef struct {
     unsigned int regions_dropped;  /* regions beyond MRI_MAX_REGIONS (or files beyond the file table) */
     unsigned int unmatched_exits;  /* exits of requested regions entered before their requests applied */
     unsigned int bad_requests;     /* corrupt request records the monitor ignored */
+    unsigned int counter_errors;   /* times a thread could not set up its counters (see monitor_message) */
     char monitor_message[256];     /* the latest problem the monitor noticed, "" if none */
 } MRI_Application_Status_Info;
 
@@ -450,7 +451,8 @@ typedef struct {
     int nr_NUMA_Nodes;
     int nr_Cache_Levels;    /* entries used in cache[] */
     MRI_Cache_Info cache[MRI_MAX_CACHE_LEVELS * 2];
-    int nr_Hardware_Counters; /* 0 when none are usable */
+    int nr_Hardware_Counters; /* counters of the CPU as PAPI reports them (0 without PAPI); a virtual
+                                 machine without a PMU may report counters that count no hardware event */
     MRI_Time_Entity time_entity;
     char topology_source[32];   /* where the topology came from: "hwloc <version>", or "sysconf" when hwloc is unavailable */
     char counter_source[64];    /* "PAPI x.y.z" or why there are none */

@@ -2,8 +2,9 @@
 // inline check in mri_monitor.h found the region armed.
 //
 // No locks, no allocation (except once per thread, at its first event), no
-// syscalls while running; results go straight into this thread's rows of the
-// segment under the thread's sequence word.
+// syscalls for time; regions with counter requests read PAPI, which may make
+// one. Results go straight into this thread's rows of the segment under the
+// thread's sequence word.
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>

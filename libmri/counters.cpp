@@ -59,10 +59,15 @@ int counter_budget(std::string& detail) {
   int budget = std::min<int>(hardware, int(papi::kMaxEvents));
   detail = std::to_string(hardware) + " counters of the CPU, at most " + std::to_string(papi::kMaxEvents) +
            " events per monitor";
-  if (const char* env = std::getenv("MRI_COUNTER_BUDGET")) {
+  const char* env = std::getenv("MRI_COUNTER_BUDGET");
+  if (env && *env) {
     char* end = nullptr;
     const long v = std::strtol(env, &end, 10);
-    if (end && *end == '\0' && v >= 0 && v < budget) {
+    if (!end || *end != '\0' || v < 0) {
+      detail = std::string("MRI_COUNTER_BUDGET=\"") + env + "\" is not a number of counters (0 or more)";
+      return -1;
+    }
+    if (v < budget) {
       budget = int(v);
       detail += ", MRI_COUNTER_BUDGET=" + std::to_string(v);
     }
@@ -79,7 +84,7 @@ void rotate_counters() {
     if (!r.event.empty() && std::find(events.begin(), events.end(), r.event) == events.end())
       events.push_back(r.event);
   std::string detail;
-  const int budget = std::max(1, counter_budget(detail));
+  const int budget = std::max(1, counter_budget(detail));  // an invalid budget failed the requests already
   const bool rotate = s.rotation && int(events.size()) > budget;
   const size_t groups = rotate ? (events.size() + size_t(budget) - 1) / size_t(budget) : 1;
   const size_t group = rotate ? size_t(s.iteration - 1) % groups : 0;

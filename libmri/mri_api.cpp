@@ -121,6 +121,9 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
     return fail("runtime information REGION_EVENT is not available: trace records are not available yet in this version");
   if (is_counter(raw(*ri))) {
     out.event = event_of(raw(*ri));
+    if (out.event.size() >= proto::kEventNameBytes)
+      return fail("event name \"%s\" is longer than the monitor takes (%u characters)", out.event.c_str(),
+                  proto::kEventNameBytes - 1);
     std::string why;
     switch (papi::check_event(out.event, why)) {
       case papi::EventCheck::kOk:
@@ -580,6 +583,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->regions_dropped = snap.regions_dropped;
   info->unmatched_exits = snap.unmatched_exits;
   info->bad_requests = snap.bad_requests;
+  info->counter_errors = sync::load(a.counter_errors);
   std::memcpy(info->monitor_message, a.last_error, sizeof info->monitor_message);
   info->monitor_message[sizeof info->monitor_message - 1] = '\0';
   const auto reason = proto::StopReason(snap.reason);
@@ -656,6 +660,7 @@ int check_budget(const Request& r) {
     if (std::find(in_use.begin(), in_use.end(), r.event) == in_use.end() && !s.rotation) {
       std::string detail;
       const int budget = counter_budget(detail);
+      if (budget < 0) return fail("%s", detail.c_str());
       if (int(in_use.size()) + 1 > budget) {
         std::string used;
         for (const auto& e : in_use) used += (used.empty() ? "" : ", ") + e;
@@ -782,8 +787,9 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
     r.agg_result.active = active;
     r.agg_result.nr_Elements = int(r.agg_values.size());
     r.agg_result.element = r.agg_values.data();
-    r.agg_result.nr_Measured_Iterations = int(r.measured.size());
-    r.agg_result.measured_iteration = r.measured.empty() ? nullptr : r.measured.data();
+    r.measured_copy = r.measured;  // `measured` grows at the next release
+    r.agg_result.nr_Measured_Iterations = int(r.measured_copy.size());
+    r.agg_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
     *results = &r.agg_result;
     clear_error();
     return MRI_OK;
@@ -840,8 +846,9 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   r.prof_result.active = active;
   r.prof_result.nr_Elements = int(nr);
   r.prof_result.element = r.prof_elements.data();
-  r.prof_result.nr_Measured_Iterations = int(r.measured.size());
-  r.prof_result.measured_iteration = r.measured.empty() ? nullptr : r.measured.data();
+  r.measured_copy = r.measured;
+  r.prof_result.nr_Measured_Iterations = int(r.measured_copy.size());
+  r.prof_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
   *results = &r.prof_result;
   clear_error();
   return MRI_OK;

@@ -50,6 +50,7 @@ struct Request {
   std::string placement_error;  // why it could not be placed in this run
   bool paused = false;          // counter rotation: not measuring in the current iteration
   std::vector<unsigned> measured;  // iterations (releases of this run) it measured in
+  std::vector<unsigned> measured_copy;  // handed out by MRI_Get_Data: stable until its next call
 
   // Result buffers handed out by MRI_Get_Data().
   std::vector<MRI_Aggregate_Value> agg_values;

@@ -198,7 +198,7 @@ static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 // Written by the application when it applied a request.
 struct RequestAck {
   uint32_t applied_generation;  // generation whose results the slots hold
-  uint32_t status;              // 0 = ok, 1 = rejected (bad record)
+  uint32_t status;              // 0 = ok, 1 = rejected (bad record, or counters impossible: see last_error)
 };
 static_assert(sizeof(RequestAck) == 8);
 

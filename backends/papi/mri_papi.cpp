@@ -181,7 +181,7 @@ void unregister_thread() {
 #else  // no PAPI at build time
 
 namespace {
-const char* kAbsent = "this build has no PAPI support (libpapi-dev was not found when it was built)";
+const char* kAbsent = "this build has no PAPI support (built with MRI_USE_PAPI=OFF or without libpapi-dev)";
 }
 
 bool built_with_papi() { return false; }

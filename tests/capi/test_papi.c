@@ -236,6 +236,10 @@ static void test_counter_budget(void **state)
     MRI_Request_ID c = request(faults, "main", MRI_MAX, MRI_PER_PROCESS);
     MRI_Request_ID t = request((MRI_Runtime_Information_Spec)MRI_EXECUTION_TIME, "toucher", MRI_SUM, MRI_PER_THREAD);
     assert_true(c > 0 && t > 0);
+    /* A budget that is not a number is refused, not ignored. */
+    setenv("MRI_COUNTER_BUDGET", "two", 1);
+    expect_error(request(switches, "toucher", MRI_SUM, MRI_PER_THREAD), "MRI_COUNTER_BUDGET=\"two\" is not a number");
+    setenv("MRI_COUNTER_BUDGET", "2", 1);
     /* Freeing a counter makes room. */
     assert_int_equal(MRI_Request_Delete(b), MRI_OK);
     MRI_Request_ID d = request(switches, "toucher", MRI_SUM, MRI_PER_THREAD);
@@ -278,6 +282,9 @@ static void test_counter_rotation_across_breakpoints(void **state)
     for (int i = 0; i < ra->nr_Measured_Iterations; ++i) assert_int_equal(ra->measured_iteration[i], 2 * i + 1);
     for (int i = 0; i < rb->nr_Measured_Iterations; ++i) assert_int_equal(rb->measured_iteration[i], 2 * i + 2);
     assert_int_equal(rt->nr_Measured_Iterations, 7); /* time needs no counter: every iteration */
+    /* The list handed out stays valid: a later call makes its own copy. */
+    const unsigned int *first = ra->measured_iteration;
+    assert_int_equal(first[3], 7);
     assert_int_equal(ra->element[0].count, 3);       /* the toucher instances of iterations 1, 3, 5 */
     assert_int_equal(rb->element[0].count, 3);       /* those of 2, 4, 6 */
     assert_int_equal(rt->element[0].count, 6);

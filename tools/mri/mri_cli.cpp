@@ -127,6 +127,8 @@ int final_status(const char* program) {
   if (st.regions_dropped)
     std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files than the monitor's file table holds)\n",
                  st.regions_dropped);
+  if (st.counter_errors)
+    std::fprintf(stderr, "mri: warning: %u times a thread could not set up its counters\n", st.counter_errors);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
     std::fprintf(stderr, "mri: %s was killed by signal %d (%s); results up to then are shown\n", program, st.signal,
@@ -318,8 +320,9 @@ int cmd_info() {
     std::printf("%-*s  %-9s  %-9s  %s\n", int(width), r.name, r.backend, r.available ? "yes" : "no",
                 r.available ? aggregations(r.ri).c_str() : r.reason);
   }
-  std::printf("\ncounter events count against the counter budget (at most 8 distinct events at once,\n"
-              "fewer with MRI_COUNTER_BUDGET); EXECUTION_TIME and NUMBER_OF_INSTANCES need no counter.\n");
+  std::printf("\ncounter events count against the counter budget: at most 8 distinct events at once, fewer\n"
+              "when the CPU has fewer counters or MRI_COUNTER_BUDGET says so; EXECUTION_TIME and\n"
+              "NUMBER_OF_INSTANCES need no counter.\n");
   MRI_Finalize();
   return 0;
 }
