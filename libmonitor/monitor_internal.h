@@ -46,7 +46,10 @@ struct Frame {
   uint32_t profiled;  // the region carries a profile request: parent's exclusive excludes it
   uint64_t start;     // ticks at enter, shifted by the time spent parked since
   uint64_t child;     // ticks spent in profiled subregions
-  uint32_t counters_generation;  // event list of frame_counters[this index]; 0: none read
+  // Event list of frame_counters[this index]. Written only when the frame
+  // reads counters; a stale value can never match at the exit, because a
+  // release that changes which regions read counters starts a new list.
+  uint32_t counters_generation;
   uint32_t pad;
 };
 static_assert(sizeof(Frame) == 32);
@@ -68,6 +71,7 @@ struct alignas(64) ThreadState {
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
   uint64_t shifted = 0;       // ticks the open frames were just shifted by (an exit shifts its timestamp too)
   proto::ThreadRecord* record = nullptr;
+  uint32_t* seq = nullptr;  // the sequence word over this thread's result slots
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
   papi::EventSet events;        // this thread's counters, for events_generation's list
@@ -98,6 +102,7 @@ struct Global {
   // Hot: read on every monitored event; kept together in the first lines.
   std::atomic<uint32_t> mode{kDormant};
   bool use_membarrier = false;
+  bool tsc = false;  // the timer backend chose rdtsc (kept here: same cache line as the mode)
   int32_t breakpoint = -1;
   uint32_t plan_count = 0;
   const RegionPlan* plan = nullptr;

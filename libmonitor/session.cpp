@@ -298,6 +298,8 @@ void apply_requests() {
       if (uint32_t(ts->frames[i].region) < nreg) open[ts->frames[i].region] = 1;
   }
 
+  std::vector<uint8_t> counters_before(nreg, 0);
+  for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) counters_before[i] = g.plans[i].counters;
   g.plans.assign(nreg, RegionPlan{});
   g.plan_aggs.clear();
   g.plan_slices.clear();
@@ -316,8 +318,11 @@ void apply_requests() {
       if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
     p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
   }
-  if (events != g.events) {
-    // A new list: every thread rebuilds its event set at its next event.
+  bool counters_moved = false;  // a region starts or stops reading counters
+  for (uint32_t i = 0; i < nreg; ++i) counters_moved |= counters_before[i] != g.plans[i].counters;
+  if (events != g.events || counters_moved) {
+    // A new list: every thread rebuilds its event set at its next event,
+    // and no frame opened before can pair its values with the new ones.
     g.events = events;
     ++g.events_generation;
     for (uint32_t t = 0; t < nthreads; ++t)
@@ -566,6 +571,7 @@ void publish_once() {
     if (g.mode.load() != kStopped || !g.view.base) return;
     std::lock_guard<std::mutex> lock(g.registry_mutex);
     timer::Calibration cal = timer::calibrate();
+    g.tsc = cal.kind == timer::Kind::kTsc;
     app().ns_per_tick = cal.ns_per_tick;
     sync::store(app().timer_kind, uint32_t(cal.kind));
     g.file_ids = new std::unordered_map<std::string, uint32_t>;

@@ -334,9 +334,9 @@ void unplace_request(Request& r) {
 }
 
 bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy) {
-  const proto::ThreadRecord* rec = s.view.thread(thread);
+  const uint32_t& seq = s.view.row_head(thread)->seq;
   for (int attempt = 0; attempt < 10000; ++attempt) {
-    const uint32_t a = sync::load(rec->seq);
+    const uint32_t a = sync::load(seq);
     if (a & 1) {
       if (attempt > 100 && child_exited()) break;  // died mid-update: take what is there
       if (attempt > 100) usleep(10);
@@ -344,7 +344,7 @@ bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy) 
     }
     copy();
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (sync::load(rec->seq) == a) return true;
+    if (sync::load(seq) == a) return true;
   }
   copy();
   return false;

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 4
+#define MRI_PROTOCOL_VERSION 5
 #endif
 
 namespace mri::proto {
@@ -165,10 +165,10 @@ static_assert(sizeof(FileRecord) == 8);
 
 enum class ThreadStatus : uint32_t { kUnused = 0, kAlive = 1, kExited = 2 };
 
-// One row per application thread (active object). `seq` is a sequence lock
-// over this thread's result slots: odd while the thread updates them.
+// One row per application thread (active object). The thread's sequence
+// word lives in its aggregate row (AggregateRow), not here.
 struct alignas(kCacheLine) ThreadRecord {
-  uint32_t seq;
+  uint32_t reserved0;
   uint32_t status;  // ThreadStatus
   int32_t os_tid;
   uint32_t reserved;
@@ -202,6 +202,18 @@ struct RequestAck {
 };
 static_assert(sizeof(RequestAck) == 8);
 
+// Head of a thread's aggregate row: the sequence lock over all of this
+// thread's result slots (aggregate and profile), odd while the thread
+// updates them. It sits in the same page as the thread's first result
+// slots: a store to it followed by loads of a slot 4096 bytes apart (as when
+// both areas started page-aligned) stalls the core (4K aliasing: the
+// EXECUTION_TIME aggregate cost 26.0 instead of 24.7 ns per pair).
+struct alignas(kCacheLine) AggregateRowHead {
+  uint32_t seq;
+  uint32_t reserved[15];
+};
+static_assert(sizeof(AggregateRowHead) == kCacheLine);
+
 // Result slot of an aggregate request for one thread. Time in ticks.
 struct AggregateSlot {
   uint64_t count;
@@ -230,7 +242,7 @@ struct Layout {
   uint64_t requests;
   uint64_t request_bitmaps;
   uint64_t request_acks;
-  uint64_t aggregates;  // [thread][request]
+  uint64_t aggregates;  // [thread]{AggregateRowHead, slot[request]}
   uint64_t profiles;    // [slice][thread][region]
   uint64_t total;
 };
@@ -238,6 +250,11 @@ struct Layout {
 constexpr uint32_t bitmap_words(const Geometry& g) { return (g.max_regions + 63) / 64; }
 
 constexpr uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// One thread's aggregate row: its sequence word, then a slot per request.
+constexpr uint64_t aggregate_row_bytes(const Geometry& g) {
+  return sizeof(AggregateRowHead) + uint64_t{g.max_requests} * sizeof(AggregateSlot);
+}
 
 constexpr Layout compute_layout(const Geometry& g) {
   Layout l{};
@@ -255,7 +272,7 @@ constexpr Layout compute_layout(const Geometry& g) {
   l.request_bitmaps = take(uint64_t{g.max_requests} * bitmap_words(g) * sizeof(uint64_t));
   l.request_acks = take(uint64_t{g.max_requests} * sizeof(RequestAck));
   at = align_up(at, 4096);
-  l.aggregates = take(uint64_t{g.max_threads} * g.max_requests * sizeof(AggregateSlot));
+  l.aggregates = take(uint64_t{g.max_threads} * aggregate_row_bytes(g));
   at = align_up(at, 4096);
   l.profiles =
       take(uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot));
@@ -310,9 +327,11 @@ struct View {
   RequestAck* request_ack(uint32_t i) const {
     return reinterpret_cast<RequestAck*>(base + l.request_acks) + i;
   }
+  AggregateRowHead* row_head(uint32_t thread) const {
+    return reinterpret_cast<AggregateRowHead*>(base + l.aggregates + uint64_t{thread} * aggregate_row_bytes(g));
+  }
   AggregateSlot* aggregate(uint32_t thread, uint32_t request) const {
-    return reinterpret_cast<AggregateSlot*>(base + l.aggregates) +
-           uint64_t{thread} * g.max_requests + request;
+    return reinterpret_cast<AggregateSlot*>(row_head(thread) + 1) + request;
   }
   ProfileSlot* profile_row(uint32_t slice, uint32_t thread) const {
     return reinterpret_cast<ProfileSlot*>(base + l.profiles) +

@@ -24,7 +24,7 @@ void expect_sane(const Geometry& g) {
       {l.requests, uint64_t{g.max_requests} * sizeof(RequestRecord)},
       {l.request_bitmaps, uint64_t{g.max_requests} * bitmap_words(g) * 8},
       {l.request_acks, uint64_t{g.max_requests} * sizeof(RequestAck)},
-      {l.aggregates, uint64_t{g.max_threads} * g.max_requests * sizeof(AggregateSlot)},
+      {l.aggregates, uint64_t{g.max_threads} * aggregate_row_bytes(g)},
       {l.profiles, uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot)},
   };
   std::sort(areas.begin(), areas.end());
@@ -77,7 +77,9 @@ TEST(Protocol, ViewRowsStayInsideTheirAreas) {
   const Layout l = compute_layout(g);
   View v{nullptr, g, l};
   auto off = [&](const void* p) { return uint64_t(static_cast<const unsigned char*>(p) - v.base); };
-  EXPECT_EQ(off(v.aggregate(7, 15)) + sizeof(AggregateSlot), l.aggregates + 8 * 16 * sizeof(AggregateSlot));
+  EXPECT_EQ(off(v.aggregate(7, 15)) + sizeof(AggregateSlot), l.aggregates + 8 * aggregate_row_bytes(g));
+  EXPECT_EQ(off(v.row_head(3)), l.aggregates + 3 * aggregate_row_bytes(g));
+  EXPECT_EQ(off(v.aggregate(3, 0)), off(v.row_head(3)) + sizeof(AggregateRowHead));
   EXPECT_EQ(off(v.profile_row(1, 7) + 99) + sizeof(ProfileSlot), l.profiles + 2 * 8 * 100 * sizeof(ProfileSlot));
   EXPECT_EQ(off(v.request_bitmap(15)) + bitmap_words(g) * 8, l.request_bitmaps + 16 * bitmap_words(g) * 8);
 }
