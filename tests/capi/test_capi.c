@@ -20,12 +20,11 @@
 #include <unistd.h>
 
 #include "mri.h"
+#include "mri_test_helpers.h"
 
 #ifndef MRI_TESTAPP
 #error "MRI_TESTAPP must name the test application"
 #endif
-
-static const double kMs = 1e6; /* ns per ms */
 
 static int teardown(void **state)
 {
@@ -49,52 +48,12 @@ static void load(char *mode, ...)
     if (rc != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
 }
 
-static MRI_Region_Spec region(const char *name)
-{
-    MRI_Region_Spec r;
-    if (MRI_Find_Region(name, &r) != MRI_OK) fail_msg("find %s: %s", name, MRI_Get_Error_Message());
-    return r;
-}
-
-static MRI_Request_ID aggregate(MRI_Runtime_Information_Spec ri, const char *name, MRI_Aggregation_Operation op,
-                                MRI_Aggregation_Target target)
-{
-    MRI_Region_Spec r = region(name);
-    MRI_Region_Table regions = {&r, 1};
-    MRI_Aggregation_Spec agg = {op, target};
-    MRI_Request_ID id = MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
-    if (id < 0) fail_msg("aggregate request: %s", MRI_Get_Error_Message());
-    return id;
-}
-
-static MRI_Aggregate_Request_Results *agg_data(MRI_Request_ID id)
-{
-    void *p = NULL;
-    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("get data: %s", MRI_Get_Error_Message());
-    MRI_Aggregate_Request_Results *r = p;
-    assert_int_equal(r->kind, MRI_AGGREGATE_REQUEST);
-    return r;
-}
-
 static double agg_total(MRI_Request_ID id)
 {
     MRI_Aggregate_Request_Results *r = agg_data(id);
     double v = 0;
     for (int i = 0; i < r->nr_Elements; ++i) v += r->element[i].value;
     return v;
-}
-
-static void run_to_end(void)
-{
-    assert_int_equal(MRI_Start(), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
-}
-
-static void expect_error(int rc, const char *fragment)
-{
-    assert_true(rc < 0);
-    const char *msg = MRI_Get_Error_Message();
-    if (strstr(msg, fragment) == NULL) fail_msg("error message \"%s\" lacks \"%s\"", msg, fragment);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #include "mri.h"
-
-static const double kMs = 1e6;
+#include "mri_test_helpers.h"
 
 static int teardown(void **state)
 {
@@ -49,36 +48,6 @@ static MRI_Runtime_Information_Spec ri_named(const char *name)
     return ri;
 }
 
-static MRI_Request_ID request(MRI_Runtime_Information_Spec ri, const char *region, MRI_Aggregation_Operation op,
-                              MRI_Aggregation_Target target)
-{
-    MRI_Region_Spec r;
-    if (MRI_Find_Region(region, &r) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
-    MRI_Region_Table regions = {&r, 1};
-    MRI_Aggregation_Spec agg = {op, target};
-    return MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
-}
-
-static MRI_Aggregate_Request_Results *data(MRI_Request_ID id)
-{
-    void *p;
-    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
-    return p;
-}
-
-static void expect_error(int rc, const char *fragment)
-{
-    assert_true(rc < 0);
-    if (!strstr(MRI_Get_Error_Message(), fragment))
-        fail_msg("error \"%s\" lacks \"%s\"", MRI_Get_Error_Message(), fragment);
-}
-
-static void run_to_end(void)
-{
-    assert_int_equal(MRI_Start(), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
-}
-
 static void test_page_faults_count_the_pages_touched(void **state)
 {
     (void)state;
@@ -92,12 +61,12 @@ static void test_page_faults_count_the_pages_touched(void **state)
     MRI_Request_ID min = request(faults, "toucher", MRI_MIN, MRI_PER_PROCESS);
     assert_true(sum > 0 && min > 0);
     run_to_end();
-    MRI_Aggregate_Request_Results *r = data(sum);
+    MRI_Aggregate_Request_Results *r = agg_data(sum);
     assert_int_equal(r->active, 1);
     assert_int_equal(r->element[0].count, 5);
     assert_true(r->element[0].value >= 5 * 64); /* every touched page faulted once */
     assert_true(r->element[0].value < 5 * 64 * 4);
-    assert_true(data(min)->element[0].value >= 64);
+    assert_true(agg_data(min)->element[0].value >= 64);
     MRI_Application_Status_Info st;
     MRI_Get_Application_Status(&st);
     assert_string_equal(st.monitor_message, "");
@@ -113,7 +82,7 @@ static void test_task_clock_tracks_time_per_thread(void **state)
     MRI_Request_ID wall = request((MRI_Runtime_Information_Spec)MRI_EXECUTION_TIME, "spinner", MRI_SUM, MRI_PER_THREAD);
     assert_true(clock > 0 && wall > 0);
     run_to_end();
-    MRI_Aggregate_Request_Results *c = data(clock), *w = data(wall);
+    MRI_Aggregate_Request_Results *c = agg_data(clock), *w = agg_data(wall);
     int spinners = 0;
     for (int i = 0; i < c->nr_Elements; ++i) {
         if (c->element[i].count == 0) continue; /* the main thread only ran "main" */
@@ -180,7 +149,7 @@ static void test_counters_in_reused_openmp_threads(void **state)
         assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
     }
     run_to_end();
-    MRI_Aggregate_Request_Results *r = data(clock);
+    MRI_Aggregate_Request_Results *r = agg_data(clock);
     int threads = 0;
     for (int i = 0; i < r->nr_Elements; ++i) {
         if (r->element[i].count == 0) continue;
@@ -245,9 +214,9 @@ static void test_counter_budget(void **state)
     MRI_Request_ID d = request(switches, "toucher", MRI_SUM, MRI_PER_THREAD);
     assert_true(d > 0);
     run_to_end();
-    assert_true(data(a)->element[0].value >= 3 * 8);
-    assert_int_equal(data(d)->active, 1);
-    assert_true(data(c)->element[0].value >= 3 * 8); /* main encloses every toucher instance */
+    assert_true(agg_data(a)->element[0].value >= 3 * 8);
+    assert_int_equal(agg_data(d)->active, 1);
+    assert_true(agg_data(c)->element[0].value >= 3 * 8); /* main encloses every toucher instance */
 }
 
 /* Two counter events, room for one: with rotation each release measures
@@ -275,7 +244,7 @@ static void test_counter_rotation_across_breakpoints(void **state)
         assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
     }
     run_to_end(); /* iteration 7: the rest of the program */
-    MRI_Aggregate_Request_Results *ra = data(a), *rb = data(b), *rt = data(t);
+    MRI_Aggregate_Request_Results *ra = agg_data(a), *rb = agg_data(b), *rt = agg_data(t);
     /* Group 1 (page faults) measured iterations 1, 3, 5, 7; group 2 (task clock) 2, 4, 6. */
     assert_int_equal(ra->nr_Measured_Iterations, 4);
     assert_int_equal(rb->nr_Measured_Iterations, 3);

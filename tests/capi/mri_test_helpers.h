@@ -1,0 +1,63 @@
+/*
+ * Helpers shared by the CMocka suites of the C API (include after cmocka.h
+ * and mri.h). Each fails the running test with the library's reason.
+ */
+#ifndef MRI_TEST_HELPERS_H
+#define MRI_TEST_HELPERS_H
+
+#include <string.h>
+
+static const double kMs = 1e6; /* ns per ms */
+
+/* The region with this name in the loaded application. */
+static inline MRI_Region_Spec region(const char *name)
+{
+    MRI_Region_Spec r;
+    if (MRI_Find_Region(name, &r) != MRI_OK) fail_msg("find %s: %s", name, MRI_Get_Error_Message());
+    return r;
+}
+
+/* An aggregate request over one region and all active objects; returns
+ * what MRI_Aggregate_Request returned (tests of refusals look at it). */
+static inline MRI_Request_ID request(MRI_Runtime_Information_Spec ri, const char *name, MRI_Aggregation_Operation op,
+                                     MRI_Aggregation_Target target)
+{
+    MRI_Region_Spec r = region(name);
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Aggregation_Spec agg = {op, target};
+    return MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
+}
+
+/* The same, failing the test when the request is refused. */
+static inline MRI_Request_ID aggregate(MRI_Runtime_Information_Spec ri, const char *name,
+                                       MRI_Aggregation_Operation op, MRI_Aggregation_Target target)
+{
+    MRI_Request_ID id = request(ri, name, op, target);
+    if (id < 0) fail_msg("aggregate request: %s", MRI_Get_Error_Message());
+    return id;
+}
+
+static inline MRI_Aggregate_Request_Results *agg_data(MRI_Request_ID id)
+{
+    void *p = NULL;
+    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("get data: %s", MRI_Get_Error_Message());
+    MRI_Aggregate_Request_Results *r = p;
+    assert_int_equal(r->kind, MRI_AGGREGATE_REQUEST);
+    return r;
+}
+
+static inline void run_to_end(void)
+{
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+}
+
+/* The call failed, and its reason contains `fragment`. */
+static inline void expect_error(int rc, const char *fragment)
+{
+    assert_true(rc < 0);
+    const char *msg = MRI_Get_Error_Message();
+    if (strstr(msg, fragment) == NULL) fail_msg("error message \"%s\" lacks \"%s\"", msg, fragment);
+}
+
+#endif
