@@ -157,8 +157,6 @@ struct Global {
   // Control.
   std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final
   std::mutex status_mutex;   // one writer of the AppControl status at a time (process-local)
-  pthread_t control_thread{};
-  bool control_started = false;
   uint32_t last_cmd_seq = 0;
 };
 

@@ -410,16 +410,6 @@ void* control_main(void*) {
   }
 }
 
-std::string thread_name_of_process() {
-  char name[32] = {0};
-  FILE* f = std::fopen("/proc/self/comm", "r");
-  if (f) {
-    if (std::fgets(name, sizeof name, f)) name[std::strcspn(name, "\n")] = '\0';
-    std::fclose(f);
-  }
-  return name;
-}
-
 }  // namespace
 
 void note_error(const char* fmt, ...) {
@@ -588,17 +578,16 @@ void publish_once() {
     // Never joined: it ends by itself once the monitor is finished or
     // detached, or with the process.
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    g.control_started = pthread_create(&g.control_thread, &attr, control_main, nullptr) == 0;
+    pthread_t control;
+    const bool started = pthread_create(&control, &attr, control_main, nullptr) == 0;
     pthread_attr_destroy(&attr);
-    if (!g.control_started) {
+    if (!started) {
       refuse("cannot start the control thread", true);
       return;
     }
     publish_state(AppState::kStopped, StopReason::kLoaded, -1, false);
   });
 }
-
-std::string process_name() { return thread_name_of_process(); }
 
 }  // namespace mri::monitor
 
@@ -681,7 +670,7 @@ void Monitor_Final(void) {
   if (m != kRunning && m != kStopped) return;
   if (!g.published) publish_once();
   g.mode.store(kFinished, std::memory_order_seq_cst);
-  for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 0, __ATOMIC_RELAXED);
+  arm_all(0);  // under the registry lock: a module may be registering its regions
   quiesce(current_thread_state());
   publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
   mri::sync::bump(g.run_generation);
