@@ -185,6 +185,14 @@ MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec *ri,
                                      MRI_Data_Structure_Table *variables,
                                      int *histogram_elements_nr);
 
+/* Trace request (3.3): a trace record for every instance of the regions
+ * and of their subregions (regions entered during an instance), per
+ * requested thread (all when the active-object table is empty or names
+ * the process). With MRI_REGION_EVENT a record at every enter and exit;
+ * with EXECUTION_TIME, NUMBER_OF_INSTANCES or a counter one record per
+ * instance carrying its value. An empty region table means every region.
+ * At most 8 trace requests at a time. Records are delivered through the
+ * call-back (section 4.4, below). */
 MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec *ri,
                                  MRI_Region_Table *regions,
                                  MRI_Active_Object_Table *ao,
@@ -302,7 +310,16 @@ typedef struct {
     const unsigned int *measured_iteration;
 } MRI_Histogram_Profile_Results;
 
-/* Trace records (4.4). */
+/* Trace records (4.4).
+ * event_type: the request's runtime information.
+ * region, active_object: where (the thread that produced the record).
+ * data_structure: the request's data structure; {{0, 0}, NULL} when none.
+ * timestamp: nanoseconds (the published MRI_Time_Entity) since the
+ *   application attached to the tool; one clock for all threads.
+ * data: for MRI_REGION_EVENT, MRI_TRACE_ENTER or MRI_TRACE_EXIT; otherwise
+ *   the measured value of one region instance (EXECUTION_TIME: its
+ *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter: the count over
+ *   the instance), and timestamp is the instance's end. */
 typedef struct MRI_Trace_Element_Spec {
     MRI_Runtime_Information_Spec event_type;
     MRI_Region_Spec region;
@@ -311,6 +328,9 @@ typedef struct MRI_Trace_Element_Spec {
     unsigned long long timestamp;
     unsigned long long data;
 } MRI_Trace_Element_Spec;
+
+#define MRI_TRACE_ENTER 1ULL
+#define MRI_TRACE_EXIT 2ULL
 
 typedef void (*MRI_Call_Back_Function)(void);
 
@@ -323,9 +343,64 @@ typedef void (*MRI_Call_Back_Function)(void);
  * iteration below. */
 int MRI_Get_Data(MRI_Request_ID request, void **results);
 
+/* Trace delivery (4.4). Every application thread writes its records into
+ * its own ring in shared memory; a thread of this library moves them into
+ * the tool-side trace buffer (MRI_Set_Trace_Buffer_Size). The registered
+ * call-back runs, on that library thread, when the tool-side buffer is half
+ * full and once more at the end of monitoring (the application terminated
+ * and every record has been collected). Inside it, MRI_Get_First_Trace_Record()
+ * and MRI_Get_Next_Trace_Record() empty the buffer. While the buffer is full
+ * the application threads whose rings are full wait ("the application
+ * execution stops until the buffer is again empty"); a thread waits at most
+ * MRI_TRACE_WAIT_MS (environment, default 10000 ms) for a hung tool, then
+ * discards and counts records (MRI_Get_Trace_Statistics); a dead tool never
+ * makes it wait.
+ *
+ * The call-back may call any MRI function except MRI_Finalize,
+ * MRI_Application_Load and MRI_Application_Finish; it runs concurrently
+ * with the tool's other threads. When the application has terminated,
+ * MRI_Wait() returns only after the final call-back returned, so every
+ * record has been delivered (or counted as discarded) by then.
+ * Without a call-back, records stay in the tool-side buffer and any one
+ * thread of the tool may fetch them at any time.
+ *
+ * MRI_Register_Call_Back_Function: NULL unregisters. Errors: not initialised.
+ * MRI_Get_First_Trace_Record: the oldest record not yet delivered, or NULL
+ *   when the buffer is empty (MRI_Get_Error_Message() is then "").
+ * MRI_Get_Next_Trace_Record: the next one, or NULL when the buffer is empty.
+ *   A returned record counts as delivered; the pointer stays valid until
+ *   the next call of either function. Records of one thread come in the
+ *   order the thread wrote them; records of different threads interleave. */
 int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function);
 MRI_Trace_Element_Spec *MRI_Get_First_Trace_Record(void);
 MRI_Trace_Element_Spec *MRI_Get_Next_Trace_Record(void);
+
+/* Not in the paper: up to max records at once into out (same semantics as
+ * MRI_Get_Next_Trace_Record, without a call per record). Returns how many
+ * (0 when the buffer is empty), or MRI_Error. */
+int MRI_Get_Trace_Records(MRI_Trace_Element_Spec *out, int max);
+
+/* Not in the paper: sizes of the trace buffers, for the next
+ * MRI_Application_Load(). ring_records: records per application thread in
+ * shared memory (a power of two, 1024 .. 16777216; default 65536, or
+ * MRI_TRACE_RING_RECORDS in the environment), 24 bytes each. tool_records:
+ * the tool-side buffer (default 1048576, at least ring_records). 0 keeps a
+ * value. */
+int MRI_Set_Trace_Buffer_Size(unsigned int ring_records, unsigned int tool_records);
+
+/* Not in the paper: per-thread accounting of trace records. For every
+ * thread, emitted == delivered + discarded + buffered, exactly; once the
+ * application has terminated and the buffer is empty, buffered is 0. */
+typedef struct {
+    unsigned long long emitted;    /* records the thread produced */
+    unsigned long long delivered;  /* returned to the tool by the Get functions */
+    unsigned long long discarded;  /* dropped: the tool was gone, or did not make room within the wait bound */
+    unsigned long long buffered;   /* in the thread's ring or the tool-side buffer */
+    unsigned long long waits;      /* times the thread found its ring full and waited */
+    double wait_ns;                /* time the thread spent waiting for room */
+} MRI_Trace_Statistics;
+
+int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec *thread, MRI_Trace_Statistics *stats);
 
 /* ------------------------------------------------------------------------ */
 /* Sections 4 and 5: synchronisation and application control                 */

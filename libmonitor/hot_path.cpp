@@ -18,6 +18,7 @@
 #include "mri_timer.h"
 
 #define MRI_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MRI_LIKELY(x) __builtin_expect(!!(x), 1)
 
 namespace mri::monitor {
 namespace {
@@ -67,6 +68,7 @@ void publish_thread(ThreadState* ts) {
   sync::store(rec->status, uint32_t(proto::ThreadStatus::kAlive));
   ts->agg_row = g.view.aggregate(ts->index, 0);
   ts->seq = &g.view.row_head(ts->index)->seq;
+  trace_attach_thread(ts);
   ts->record = rec;
   std::atomic_ref<uint32_t> count(g.view.header()->app.thread_count);
   uint32_t seen = count.load();
@@ -169,6 +171,59 @@ __attribute__((noinline)) void enter_counters(ThreadState* ts, Frame& f) {
   }
 }
 
+inline bool traced_thread(const TraceTarget& t, uint32_t index) {
+  return !t.threads || ((t.threads[index >> 6] >> (index & 63)) & 1);
+}
+
+constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
+
+// Trace requests at a region enter: REGION_EVENT records, and the count of
+// open instances of each request's regions (their subregions are traced
+// inside them). always_inline: the traced event's cost is mostly rdtsc and
+// the record store; a call would add to it.
+__attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const RegionPlan& p, uint32_t id) {
+  const TraceTarget* t = g.traces + p.trace_begin;
+  uint64_t now = 0;
+  for (uint32_t i = 0; i < p.n_trace; ++i) {
+    if (!traced_thread(t[i], ts->index)) continue;
+    if (t[i].root)
+      ts->trace_inside[t[i].slot] += 1;
+    else if (!ts->trace_inside[t[i].slot])
+      continue;
+    if (t[i].metric != kRegionEventMetric) continue;
+    if (!now) now = ticks();
+    trace_append(ts, now, 0, id, proto::TraceKind::kEnter, t[i].request);
+  }
+}
+
+__attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t now) {
+  const TraceTarget* t = g.traces + p.trace_begin;
+  for (uint32_t i = 0; i < p.n_trace; ++i) {
+    if (!traced_thread(t[i], ts->index)) continue;
+    uint32_t& inside = ts->trace_inside[t[i].slot];
+    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric)
+      trace_append(ts, now, 0, id, proto::TraceKind::kExit, t[i].request);
+    if (t[i].root && inside) inside -= 1;
+  }
+}
+
+// One record per traced region instance carrying its measured value.
+// Outside the sequence-locked section: an append may wait for the tool.
+__attribute__((noinline)) void trace_values(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t now,
+                                            uint64_t dt, const long long* delta) {
+  const TraceTarget* t = g.traces + p.trace_begin;
+  for (uint32_t i = 0; i < p.n_trace; ++i) {
+    if (t[i].metric == kRegionEventMetric || !traced_thread(t[i], ts->index)) continue;
+    if (!t[i].root && !ts->trace_inside[t[i].slot]) continue;
+    uint64_t v = t[i].metric == uint16_t(proto::Metric::kInstances) ? 1 : dt;
+    if (t[i].metric == uint16_t(proto::Metric::kCounter)) {
+      if (!delta) continue;  // counters not read for this instance
+      v = delta[t[i].event] > 0 ? uint64_t(delta[t[i].event]) : 0;
+    }
+    trace_append(ts, now, v, id, proto::TraceKind::kValue, t[i].request);
+  }
+}
+
 inline void seq_begin(uint32_t* seq) {
   sync::store(*seq, *seq + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -239,7 +294,9 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   if (!ts) return;
   if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
   const uint32_t id = uint32_t(desc->id);
-  if (id < std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed) && g.plan[id].measure) {
+  if (id >= std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed)) return leave(ts);
+  if (MRI_UNLIKELY(g.plan[id].n_trace)) trace_enter(ts, g.plan[id], id);
+  if (g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
       ts->overflow += 1;
     } else {
@@ -260,7 +317,7 @@ namespace {
 // The counter part of an exit: read the counters, pass their increase to
 // the enclosing profiled frame, account the instance.
 __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
-                                                     const Frame& f, int32_t parent, bool outermost) {
+                                                     const Frame& f, int32_t parent, bool outermost, uint64_t now) {
   const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
   long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
   const bool same_events = f.counters_generation != 0 && f.counters_generation == ts->events_generation;
@@ -268,9 +325,12 @@ __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const Regi
     for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
     if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
       for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
-    return accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child);
+    accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child);
+    if (p.trace_values) trace_values(ts, p, id, now, dt, delta);
+    return;
   }
   accumulate<true>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
+  if (p.trace_values) trace_values(ts, p, id, now, dt, nullptr);
 }
 
 // Pops the top frame (region `id`) and accounts its instance.
@@ -290,8 +350,9 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
       }
   }
   if (!p.measure) return;
-  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost);
+  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost, now);
   accumulate<false>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
+  if (MRI_UNLIKELY(p.trace_values)) trace_values(ts, p, id, now, dt, nullptr);
 }
 
 // The end of a breakpoint region: stop the world, stay until released.
@@ -308,28 +369,24 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
   leave(ts);
 }
 
-// An exit that does not match the top frame: frames above this region's
-// belong to subregions whose exits were never seen (longjmp, an exception
-// through C code); or the region was entered before its requests were in
-// place, or beyond the stack's depth.
+// An exit of a measured region that does not match the top frame: frames
+// above this region's belong to subregions whose exits were never seen
+// (longjmp, an exception through C code); or the region was entered before
+// its requests were in place, or beyond the stack's depth.
 __attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
-  if (id < std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed)) {
-    int32_t k = int32_t(ts->depth) - 1;
-    while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
-    if (k >= 0) {
-      while (int32_t(ts->depth) - 1 > k) {
-        const Frame& dropped = ts->frames[--ts->depth];
-        if (dropped.profiled) ts->open[dropped.region] -= 1;
-      }
-      pop_and_measure(ts, id, now);
-    } else if (ts->overflow > 0) {
-      ts->overflow -= 1;
-    } else if (g.plan[id].measure) {
-      std::atomic_ref<uint32_t>(g.view.header()->app.unmatched_exits).fetch_add(1);
+  int32_t k = int32_t(ts->depth) - 1;
+  while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
+  if (k >= 0) {
+    while (int32_t(ts->depth) - 1 > k) {
+      const Frame& dropped = ts->frames[--ts->depth];
+      if (dropped.profiled) ts->open[dropped.region] -= 1;
     }
-    if (int32_t(id) == g.breakpoint) return exit_at_breakpoint(ts, id);
+    pop_and_measure(ts, id, now);
+  } else if (ts->overflow > 0) {
+    ts->overflow -= 1;
+  } else {
+    std::atomic_ref<uint32_t>(g.view.header()->app.unmatched_exits).fetch_add(1);
   }
-  leave(ts);
 }
 
 }  // namespace
@@ -347,9 +404,14 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
     now += ts->shifted;
     ts->shifted = 0;
   }
-  if (MRI_UNLIKELY(ts->depth == 0 || ts->frames[ts->depth - 1].region != int32_t(id)))
-    return exit_unusual(ts, id, now);
-  pop_and_measure(ts, id, now);
+  if (MRI_UNLIKELY(id >= std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed))) return leave(ts);
+  const RegionPlan& p = g.plan[id];
+  if (MRI_LIKELY(ts->depth != 0 && ts->frames[ts->depth - 1].region == int32_t(id)))
+    pop_and_measure(ts, id, now);
+  else if (p.measure)
+    exit_unusual(ts, id, now);
+  // (A region armed only to be traced, or as the breakpoint, has no frame.)
+  if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
   if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);
   leave(ts);
 }

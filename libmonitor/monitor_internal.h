@@ -38,6 +38,9 @@ enum Mode : uint32_t {
 };
 
 inline constexpr uint32_t kMaxDepth = 256;  // monitored frames per thread
+// Trace records a thread keeps aside when its ring is full while the world
+// stops (a stop, the end): at most one event's records, 2 per trace request.
+inline constexpr uint32_t kStashRecords = 2 * proto::kMaxTraceRequests;
 
 // Kept at 32 bytes: the time-only path touches nothing else (the counter
 // values of a frame live in ThreadState::frame_counters, same index).
@@ -76,6 +79,19 @@ struct alignas(64) ThreadState {
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
   papi::EventSet events;        // this thread's counters, for events_generation's list
   uint32_t events_generation = 0;
+  // Trace ring (trace.cpp). The thread appends at trace_head while it is
+  // below trace_limit without reading the tool's tail; equality sends it to
+  // the slow path (ring full, or records stashed).
+  uint64_t trace_head = 0;
+  uint64_t trace_limit = 0;
+  proto::TraceRecord* ring = nullptr;
+  uint64_t ring_mask = 0;
+  proto::TraceRingHead* ring_head = nullptr;
+  proto::TraceRingTail* ring_tail = nullptr;
+  uint32_t trace_inside[proto::kMaxTraceRequests] = {};  // open instances of each trace request's regions
+  uint32_t stashed = 0;
+  bool trace_gave_up = false;  // waited the whole bound once: discard until the tool makes room
+  proto::TraceRecord stash[kStashRecords];
   Frame frames[kMaxDepth];
   FrameCounters frame_counters[kMaxDepth];
 };
@@ -87,8 +103,21 @@ struct AggTarget {
   uint16_t event;   // kCounter: index in Global::events
 };
 
+// One trace request attached to a region.
+struct TraceTarget {
+  uint16_t request;
+  uint8_t slot;    // index into ThreadState::trace_inside
+  uint8_t root;    // a requested region; otherwise traced only inside an instance of one
+  uint16_t metric; // proto::Metric
+  uint16_t event;  // kCounter: index in Global::events
+  const uint64_t* threads;  // mask of traced thread indices; nullptr: all
+};
+
 // What the MCC does at one region, rebuilt at each release.
 struct RegionPlan {
+  uint32_t trace_begin = 0; // into Global::plan_traces
+  uint16_t n_trace = 0;
+  uint8_t trace_values = 0; // some trace target records a measured value (needs a frame)
   uint32_t agg_begin = 0;   // into Global::plan_aggs
   uint16_t n_agg = 0;
   uint16_t n_prof = 0;
@@ -108,6 +137,7 @@ struct Global {
   const RegionPlan* plan = nullptr;
   const AggTarget* aggs = nullptr;
   const uint32_t* slices = nullptr;
+  const TraceTarget* traces = nullptr;
 
   uint32_t run_generation = 0;  // private futex word: parked threads wait on it
 
@@ -140,6 +170,11 @@ struct Global {
   std::vector<RegionPlan> plans;
   std::vector<AggTarget> plan_aggs;
   std::vector<uint32_t> plan_slices;  // profile slice indices
+  std::vector<TraceTarget> plan_traces;
+  // Thread masks of trace requests with active objects (copied from the
+  // segment at each release: the tool may rewrite its rows any time).
+  uint64_t trace_threads[proto::kMaxTraceRequests][proto::kThreadMaskWords]{};
+  uint64_t trace_wait_ns = 10'000'000'000ull;  // bound on a wait for ring room
   // What each profile slice measures (indexed by slice).
   AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
   // Counter events of the current requests (every thread counts all of
@@ -153,6 +188,8 @@ struct Global {
   // published after the last release (registered at its first execution).
   uint32_t all_prof_begin = 0;
   uint16_t all_prof_count = 0;
+  uint32_t all_trace_begin = 0;  // trace targets of a region published late
+  uint16_t all_trace_count = 0;
 
   // Control.
   std::mutex control_mutex;  // serialises mode transitions of the control thread and Monitor_Final
@@ -183,7 +220,31 @@ bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState*
 int32_t publish_region(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
+bool tool_alive();
+
 // hot_path.cpp
 ThreadState* current_thread_state();
+
+// trace.cpp
+void trace_attach_thread(ThreadState* ts);
+// Appends when the ring is full or records are stashed. Never fails: a
+// record it cannot keep is counted as discarded.
+void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec);
+// At the end (Monitor_Final, threads quiescent; or the owning thread at
+// its exit): moves stashed records into the rings, waiting for room within
+// the bound; the rest are counted as discarded.
+void trace_flush_stash(ThreadState* ts);
+void trace_discard_stash(ThreadState* ts);
+
+inline void trace_append(ThreadState* ts, uint64_t timestamp, uint64_t data, uint32_t region,
+                         proto::TraceKind kind, uint16_t request) {
+  const proto::TraceRecord rec{timestamp, data, region, uint16_t(kind), request};
+  if (__builtin_expect(ts->trace_head == ts->trace_limit, 0)) return trace_append_slow(ts, rec);
+  ts->ring[ts->trace_head & ts->ring_mask] = rec;
+  ++ts->trace_head;
+  // Release: the tool reads the record after it sees the new head. A plain
+  // store on x86; the line is this thread's own.
+  __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
+}
 
 }  // namespace mri::monitor

@@ -21,6 +21,8 @@
 #include "mri_sync.h"
 #include "mri_timer.h"
 
+#include <x86intrin.h>
+
 namespace mri::monitor {
 
 constinit GlobalStorage g_storage;
@@ -69,7 +71,10 @@ void thread_exit(void* p) {
   ts->in_slow.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t m = g.mode.load(std::memory_order_acquire);
-  if (m == kRunning || m == kStopped) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  if (m == kRunning || m == kStopped) {
+    trace_flush_stash(ts);
+    sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  }
   if (ts->events.n) {
     papi::destroy(ts->events);
     papi::unregister_thread();
@@ -130,6 +135,7 @@ void attach_from_environment() {
   g.view.g = geo;
   g.view.l = layout;
   g.tool_pid = header_tool;
+  if (const uint32_t wait_ms = sync::load(h->tool.trace_wait_ms)) g.trace_wait_ns = uint64_t(wait_ms) * 1'000'000ull;
   g.tool_pidfd = int(syscall(SYS_pidfd_open, pid_t(header_tool), 0));
   if (g.tool_pidfd < 0 && kill(pid_t(header_tool), 0) != 0)
     return refuse("the tool process is already gone", true);
@@ -152,7 +158,7 @@ void attach_from_environment() {
   std::atexit(Monitor_Final);
 }
 
-bool tool_alive() {
+bool tool_is_alive() {
   if (g.tool_pidfd >= 0) {
     struct pollfd p{g.tool_pidfd, POLLIN, 0};
     return poll(&p, 1, 0) == 0;  // readable once the process has exited
@@ -185,7 +191,10 @@ void apply_requests() {
 
   std::vector<std::vector<AggTarget>> agg(nreg);
   std::vector<std::vector<uint32_t>> prof(nreg);
+  std::vector<std::vector<TraceTarget>> trace(nreg);
   std::vector<uint32_t> all_slices;
+  std::vector<TraceTarget> all_trace;  // for regions published after this release
+  uint32_t trace_slots = 0;
   std::vector<std::string> events;
   // Counter requests need PAPI in this process; initialised at the first
   // release that has one, so time-only sessions never pay for it.
@@ -208,8 +217,11 @@ void apply_requests() {
     if (rec.state != uint32_t(proto::RequestState::kActive)) continue;
     proto::RequestAck* ack = v.request_ack(r);
     uint16_t event = 0;
-    bool ok = rec.metric <= uint32_t(proto::Metric::kCounter) &&
+    const bool is_trace = rec.kind == uint32_t(proto::RequestKind::kTrace);
+    bool ok = (rec.metric <= uint32_t(proto::Metric::kCounter) ||
+               (is_trace && rec.metric == uint32_t(proto::Metric::kRegionEvent))) &&
               (rec.kind == uint32_t(proto::RequestKind::kAggregate) ||
+               (is_trace && trace_slots < proto::kMaxTraceRequests && v.g.trace_records > 0) ||
                (rec.kind == uint32_t(proto::RequestKind::kProfile) &&
                 rec.profile_slice < v.g.max_profile_slices && !slice_used[rec.profile_slice]));
     const bool paused = rec.flags & proto::kRequestPaused;
@@ -246,6 +258,48 @@ void apply_requests() {
       continue;
     }
     const bool fresh = sync::load(ack->applied_generation) != rec.generation || ack->status != 0;
+    if (is_trace) {
+      // Trace records go to the rings; nothing to reset. The regions this
+      // request names are roots; with subregions, every other region is
+      // traced inside an instance of one.
+      const uint32_t slot = trace_slots++;
+      const uint64_t* threads = nullptr;
+      if (rec.flags & proto::kRequestThreadFilter) {
+        for (uint32_t w = 0; w < proto::kThreadMaskWords; ++w)
+          g.trace_threads[slot][w] = sync::load(v.request_threads(r)[w], std::memory_order_relaxed);
+        threads = g.trace_threads[slot];
+      }
+      const TraceTarget base{uint16_t(r), uint8_t(slot), 0, uint16_t(rec.metric), event, threads};
+      std::vector<uint8_t> root(nreg, 0);
+      if (rec.flags & proto::kRequestAllRegions) {
+        root.assign(nreg, 1);
+      } else {
+        const uint64_t* bits = v.request_bitmap(r);
+        for (uint32_t w = 0; w < words; ++w) {
+          uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
+          while (word) {
+            const uint32_t region = w * 64 + uint32_t(__builtin_ctzll(word));
+            word &= word - 1;
+            if (region < nreg) root[region] = 1;
+          }
+        }
+      }
+      const bool subregions = !(rec.flags & proto::kRequestNoSubregions);
+      for (uint32_t region = 0; region < nreg; ++region) {
+        if (!root[region] && !subregions) continue;
+        TraceTarget t = base;
+        t.root = root[region];
+        trace[region].push_back(t);
+      }
+      if (rec.flags & proto::kRequestAllRegions || subregions) {
+        TraceTarget t = base;
+        t.root = (rec.flags & proto::kRequestAllRegions) ? 1 : 0;
+        all_trace.push_back(t);
+      }
+      ack->status = 0;
+      sync::store(ack->applied_generation, rec.generation);
+      continue;
+    }
     if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
       slice_used[rec.profile_slice] = 1;
       g.slice_metric[rec.profile_slice] = {r, uint16_t(rec.metric), event};
@@ -303,20 +357,29 @@ void apply_requests() {
   g.plans.assign(nreg, RegionPlan{});
   g.plan_aggs.clear();
   g.plan_slices.clear();
+  g.plan_traces.clear();
   for (uint32_t i = 0; i < nreg; ++i) {
     RegionPlan& p = g.plans[i];
+    p.trace_begin = uint32_t(g.plan_traces.size());
+    p.n_trace = uint16_t(trace[i].size());
+    g.plan_traces.insert(g.plan_traces.end(), trace[i].begin(), trace[i].end());
+    for (const auto& t : trace[i]) {
+      if (t.metric == uint16_t(proto::Metric::kRegionEvent)) continue;
+      p.trace_values = 1;
+      if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
+    }
     p.agg_begin = uint32_t(g.plan_aggs.size());
     p.n_agg = uint16_t(agg[i].size());
     g.plan_aggs.insert(g.plan_aggs.end(), agg[i].begin(), agg[i].end());
     p.prof_begin = uint32_t(g.plan_slices.size());
     p.n_prof = uint16_t(prof[i].size());
     g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
-    p.measure = (p.n_agg + p.n_prof) > 0;
+    p.measure = (p.n_agg + p.n_prof) > 0 || p.trace_values;
     for (const auto& t : agg[i])
       if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
     for (uint32_t slice : prof[i])
       if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
-    p.armed = p.measure || open[i] || int32_t(i) == g.breakpoint;
+    p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint;
   }
   bool counters_moved = false;  // a region starts or stops reading counters
   for (uint32_t i = 0; i < nreg; ++i) counters_moved |= counters_before[i] != g.plans[i].counters;
@@ -332,9 +395,13 @@ void apply_requests() {
   g.all_prof_begin = uint32_t(g.plan_slices.size());
   g.all_prof_count = uint16_t(all_slices.size());
   g.plan_slices.insert(g.plan_slices.end(), all_slices.begin(), all_slices.end());
+  g.all_trace_begin = uint32_t(g.plan_traces.size());
+  g.all_trace_count = uint16_t(all_trace.size());
+  g.plan_traces.insert(g.plan_traces.end(), all_trace.begin(), all_trace.end());
   reserve_plans();
   g.aggs = g.plan_aggs.data();
   g.slices = g.plan_slices.data();
+  g.traces = g.plan_traces.data();
 }
 
 void handle_command(uint32_t seq) {
@@ -373,6 +440,9 @@ void handle_command(uint32_t seq) {
       g.mode.compare_exchange_strong(expected, kStopped);
       arm_all(1);
       quiesce(nullptr);
+      // Ending at once: records kept aside for a full ring are counted.
+      for (uint32_t t = 0; t < std::min(g.next_thread.load(), g.view.g.max_threads); ++t)
+        if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire)) trace_discard_stash(ts);
       publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
       _exit(0);
@@ -401,7 +471,7 @@ void* control_main(void*) {
       continue;
     }
     sync::futex_wait_shared(&tc.cmd_seq, seq, kControlPollNs);
-    if (!tool_alive()) {
+    if (!tool_is_alive()) {
       char why[96];
       std::snprintf(why, sizeof why, "tool (pid %u) is gone", g.tool_pid);
       detach(why);
@@ -411,6 +481,8 @@ void* control_main(void*) {
 }
 
 }  // namespace
+
+bool tool_alive() { return tool_is_alive(); }
 
 void note_error(const char* fmt, ...) {
   if (!g.view.base) return;
@@ -563,6 +635,7 @@ void publish_once() {
     timer::Calibration cal = timer::calibrate();
     g.tsc = cal.kind == timer::Kind::kTsc;
     app().ns_per_tick = cal.ns_per_tick;
+    sync::store(app().trace_epoch, uint64_t(g.tsc ? __rdtsc() : timer::monotonic_ticks()));
     sync::store(app().timer_kind, uint32_t(cal.kind));
     g.file_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_ids = new std::unordered_map<std::string, uint32_t>;
@@ -640,8 +713,16 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
     RegionPlan p;
     p.prof_begin = g.all_prof_begin;
     p.n_prof = g.all_prof_count;
-    p.measure = p.n_prof > 0;
-    p.armed = p.measure;
+    p.trace_begin = g.all_trace_begin;
+    p.n_trace = g.all_trace_count;
+    for (uint32_t k = 0; k < p.n_trace; ++k) {
+      const TraceTarget& t = g.traces[p.trace_begin + k];
+      if (t.metric == uint16_t(mri::proto::Metric::kRegionEvent)) continue;
+      p.trace_values = 1;
+      if (t.metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
+    }
+    p.measure = p.n_prof > 0 || p.trace_values;
+    p.armed = p.measure || p.n_trace;
     for (uint32_t k = 0; k < p.n_prof; ++k)
       if (g.slice_metric[g.slices[p.prof_begin + k]].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
     g.plans.push_back(p);  // within the reserved capacity: the array does not move
@@ -672,6 +753,10 @@ void Monitor_Final(void) {
   g.mode.store(kFinished, std::memory_order_seq_cst);
   arm_all(0);  // under the registry lock: a module may be registering its regions
   quiesce(current_thread_state());
+  // The end of monitoring (4.4): records kept aside wait for the tool to
+  // make room (bounded), so the tool gets them with the rest.
+  for (uint32_t t = 0; t < std::min(g.next_thread.load(), g.view.g.max_threads); ++t)
+    if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire)) trace_flush_stash(ts);
   publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);

@@ -199,6 +199,14 @@ int load_application(const char* path, char* const argv[]) {
   if (!resolve_program(path, program, why)) return fail("cannot load the application: %s", why.c_str());
 
   proto::Geometry geo = proto::kDefaultGeometry;
+  uint32_t tool_records = 0, trace_wait_ms = 0;
+  trace_settings(geo.trace_records, tool_records);
+  if (!env_u32("MRI_TRACE_RING_RECORDS", geo.trace_records) || !env_u32("MRI_TRACE_WAIT_MS", trace_wait_ms))
+    return MRI_Error;
+  if (geo.trace_records < 1024 || geo.trace_records > proto::kHardMaxTraceRecords ||
+      (geo.trace_records & (geo.trace_records - 1)))
+    return fail("MRI_TRACE_RING_RECORDS must be a power of two from 1024 to %u (got %u)", proto::kHardMaxTraceRecords,
+                geo.trace_records);
   uint32_t timeout_env = kDefaultLoadTimeoutMs;
   if (!env_u32("MRI_MAX_REGIONS", geo.max_regions) || !env_u32("MRI_MAX_THREADS", geo.max_threads) ||
       !env_u32("MRI_LOAD_TIMEOUT_MS", timeout_env))
@@ -229,6 +237,7 @@ int load_application(const char* path, char* const argv[]) {
   h->geometry = geo;
   h->tool.breakpoint = -1;
   h->tool.tool_pid = uint32_t(getpid());
+  h->tool.trace_wait_ms = trace_wait_ms;
   h->protocol_version = proto::kProtocolVersion;
   sync::store(h->magic, proto::kMagic);
   s.last_cmd_seq = 0;

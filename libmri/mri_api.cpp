@@ -114,11 +114,13 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
       if (raw(*ri) == MRI_EXECUTION_TIME || raw(*ri) == MRI_NUMBER_OF_INSTANCES)
         return fail("a data structure cannot restrict %s: only cache events have addresses",
                     MRI_Runtime_Information_Name(*ri));
-      return fail("data-structure monitoring needs the cache-simulator backend, which this version does not have yet");
+      if (!variables->data_structure) return fail("data structure table has 1 element but a NULL pointer");
+      const MRI_Data_Structure_Spec& d = variables->data_structure[0];
+      return fail("the application registered no data structure \"%s\" (program unit: file %d, line %d); "
+                  "data-structure monitoring needs the cache-simulator backend, which this version does not have yet",
+                  d.name ? d.name : "(null)", d.id.file_ID, d.id.line_NR);
     }
   }
-  if (raw(*ri) == MRI_REGION_EVENT)
-    return fail("runtime information REGION_EVENT is not available: trace records are not available yet in this version");
   if (is_counter(raw(*ri))) {
     out.event = event_of(raw(*ri));
     if (out.event.size() >= proto::kEventNameBytes)
@@ -188,7 +190,10 @@ int wait_status(int64_t timeout_ms) {
     const uint32_t seq = sync::load(v.header()->app.status_seq);
     const MRI_Application_Status st = current_status();
     if (st != MRI_APPLICATION_RUNNING) {
-      if (st == MRI_APPLICATION_TERMINATED) await_exit_status(2000);
+      if (st == MRI_APPLICATION_TERMINATED) {
+        await_exit_status(2000);
+        if (!trace_in_callback()) trace_await_end(-1);  // every trace record delivered first (mri.h)
+      }
       clear_error();
       return st;
     }
@@ -305,14 +310,28 @@ int place_request(Request& r) {
     }
   }
   rec->kind = r.kind == MRI_PROFILE_REQUEST ? uint32_t(proto::RequestKind::kProfile)
+              : r.kind == MRI_TRACE_REQUEST ? uint32_t(proto::RequestKind::kTrace)
                                             : uint32_t(proto::RequestKind::kAggregate);
   rec->metric = !r.event.empty()                ? uint32_t(proto::Metric::kCounter)
                 : r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
+                : r.ri == MRI_REGION_EVENT        ? uint32_t(proto::Metric::kRegionEvent)
                                                   : uint32_t(proto::Metric::kExecutionTime);
   std::memset(rec->event, 0, sizeof rec->event);
   std::memcpy(rec->event, r.event.data(), std::min(r.event.size(), sizeof rec->event - 1));
   rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
   rec->flags = r.regions.empty() ? proto::kRequestAllRegions : 0;
+  if (r.kind == MRI_TRACE_REQUEST) {
+    // Threads named in the active-object table (the process means all).
+    bool all = r.active_objects.empty();
+    for (const auto& a : r.active_objects) all |= a.type == MRI_PROCESS;
+    uint64_t* mask = s.view.request_threads(uint32_t(slot));
+    std::fill(mask, mask + proto::kThreadMaskWords, 0);
+    if (!all) {
+      for (const auto& a : r.active_objects) mask[uint32_t(a.id) / 64] |= 1ull << (uint32_t(a.id) % 64);
+      rec->flags |= proto::kRequestThreadFilter;
+    }
+    trace_note_slot(slot, int(r.ri));
+  }
   r.generation = rec->generation + 1;
   sync::store(rec->generation, r.generation);
   sync::store(rec->state, uint32_t(proto::RequestState::kActive));
@@ -320,6 +339,7 @@ int place_request(Request& r) {
   if (slice >= 0) s.slice_busy[slice] = 1;
   r.slot = slot;
   r.slice = slice;
+  if (r.kind == MRI_TRACE_REQUEST) trace_start_collector();
   return MRI_OK;
 }
 
@@ -462,9 +482,15 @@ int MRI_Init(void) {
 }
 
 int MRI_Finalize(void) {
+  if (trace_in_callback()) return fail("MRI_Finalize cannot be called from the trace call-back");
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.initialized) return fail("MRI_Init() has not been called");
+    finish_application();
+  }
+  trace_stop_collector();  // final call-back, without mu (it may call MRI functions)
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
-  finish_application();
   release_segment();
   s.loaded = false;
   s.requests.clear();
@@ -480,9 +506,17 @@ int MRI_Finalize(void) {
 }
 
 int MRI_Application_Load(const char* path, char* const argv[]) {
+  if (trace_in_callback()) return fail("MRI_Application_Load cannot be called from the trace call-back");
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.initialized) return fail("MRI_Init() has not been called");
+    if (!path || !*path) return fail("application path is NULL or empty");
+    if (s.loaded && !child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
+      return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
+  }
+  trace_stop_collector();  // the previous run's final call-back, without mu
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!path || !*path) return fail("application path is NULL or empty");
   if (s.loaded) {
     if (!child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
       return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
@@ -496,10 +530,14 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
 }
 
 int MRI_Application_Finish(void) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
-  finish_application();
+  if (trace_in_callback()) return fail("MRI_Application_Finish cannot be called from the trace call-back");
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.initialized) return fail("MRI_Init() has not been called");
+    if (!s.loaded) return fail("no application loaded");
+    finish_application();
+  }
+  trace_await_end(-1);  // the final trace call-back ran (it may call MRI functions: no mu)
   clear_error();
   return MRI_OK;
 }
@@ -693,9 +731,15 @@ MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec* ri, MRI_Regio
 MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
                                  MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
   std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  (void)ri; (void)regions; (void)ao; (void)variables;
-  return fail("trace requests are not yet available in this version (no trace buffer)");
+  Request r;
+  r.kind = MRI_TRACE_REQUEST;
+  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
+  int traces = 0;
+  for (const auto& [id, q] : s.requests) traces += q.kind == MRI_TRACE_REQUEST;
+  if (traces >= int(proto::kMaxTraceRequests))
+    return fail("too many trace requests: at most %u at a time; delete one first", proto::kMaxTraceRequests);
+  if (check_budget(r) != MRI_OK) return MRI_Error;
+  return add_request(std::move(r));
 }
 
 MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
@@ -750,6 +794,9 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   auto it = s.requests.find(request);
   if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
   Request& r = it->second;
+  if (r.kind == MRI_TRACE_REQUEST)
+    return fail("request %d is a trace request: its records come through the call-back and "
+                "MRI_Get_First_Trace_Record()/MRI_Get_Next_Trace_Record() (section 4.4), not MRI_Get_Data()", request);
   if (!s.loaded || !s.view.base) return fail("no application loaded");
   if (r.slot < 0) return fail("request %d is not in place in this run: %s", request, r.placement_error.c_str());
   const proto::RequestAck ack = *s.view.request_ack(uint32_t(r.slot));
@@ -852,21 +899,6 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   *results = &r.prof_result;
   clear_error();
   return MRI_OK;
-}
-
-int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
-  (void)function;
-  return fail("trace call-backs are not yet available in this version (no trace requests)");
-}
-
-MRI_Trace_Element_Spec* MRI_Get_First_Trace_Record(void) {
-  fail("trace records are not yet available in this version");
-  return nullptr;
-}
-
-MRI_Trace_Element_Spec* MRI_Get_Next_Trace_Record(void) {
-  fail("trace records are not yet available in this version");
-  return nullptr;
 }
 
 }  // extern "C"

@@ -155,6 +155,14 @@ AppSnapshot snapshot();
 MRI_Application_Status status_of(const AppSnapshot& snap);
 MRI_Application_Status current_status();
 
+// Trace delivery (trace.cpp).
+void trace_note_slot(int slot, int ri);  // the runtime information of a request slot
+void trace_settings(uint32_t& ring_records, uint32_t& tool_records);
+void trace_start_collector();            // needs mu; no-op when running
+bool trace_await_end(int timeout_ms);    // without mu
+void trace_stop_collector();             // without mu; before the segment goes away
+bool trace_in_callback();                // the calling thread runs the trace call-back
+
 // Puts a request's record into the current segment (needs mu held).
 int place_request(Request& r);
 void unplace_request(Request& r);

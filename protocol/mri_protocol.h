@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 5
+#define MRI_PROTOCOL_VERSION 6
 #endif
 
 namespace mri::proto {
@@ -42,6 +42,9 @@ inline constexpr uint32_t kHardMaxRequests = 1024;
 inline constexpr uint32_t kHardMaxProfileSlices = 16;
 inline constexpr uint32_t kHardMaxFiles = 1u << 14;
 inline constexpr uint32_t kHardMaxStringPool = 16u << 20;
+inline constexpr uint32_t kHardMaxTraceRecords = 1u << 24;  // per thread ring
+inline constexpr uint32_t kMaxTraceRequests = 8;            // trace requests active at once
+inline constexpr uint32_t kThreadMaskWords = kHardMaxThreads / 64;
 
 inline constexpr uint32_t kMessageBytes = 256;
 inline constexpr uint32_t kEventNameBytes = 64;  // PAPI event name of a counter request
@@ -78,7 +81,8 @@ enum class RequestKind : uint32_t { kAggregate = 0, kHistogram = 1, kTrace = 2, 
 
 // Runtime information the application measures. Mirrors the values of
 // MRI_Runtime_Information_Spec that the MCC implements.
-enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1, kCounter = 2 };
+// kRegionEvent: trace requests only (a record at every enter and exit).
+enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1, kCounter = 2, kRegionEvent = 3 };
 
 // Capacities, chosen by the tool before the application starts.
 struct Geometry {
@@ -88,8 +92,10 @@ struct Geometry {
   uint32_t max_profile_slices;
   uint32_t max_files;
   uint32_t string_pool_bytes;
+  uint32_t trace_records;  // records per thread ring: a power of two, or 0 (no trace area)
+  uint32_t reserved;
 };
-static_assert(sizeof(Geometry) == 24);
+static_assert(sizeof(Geometry) == 32);
 
 // Words written by the tool only.
 struct alignas(kCacheLine) ToolControl {
@@ -97,7 +103,10 @@ struct alignas(kCacheLine) ToolControl {
   uint32_t cmd;         // Command
   int32_t breakpoint;   // region index for kRun, -1 for none
   uint32_t tool_pid;
-  uint32_t reserved[12];
+  // How long a thread whose trace ring is full waits for the tool to make
+  // room before it discards records (counted), in milliseconds; 0: 10 s.
+  uint32_t trace_wait_ms;
+  uint32_t reserved[11];
 };
 static_assert(sizeof(ToolControl) == kCacheLine);
 
@@ -125,7 +134,11 @@ struct alignas(kCacheLine) AppControl {
   uint32_t unmatched_exits;    // exits without a matching monitored enter
   double ns_per_tick;          // conversion of all time values in this segment
   uint32_t counter_errors;     // times a thread could not set up its counters (see last_error)
-  uint32_t reserved[13];
+  // Trace rings: bumped (and futex-woken) when a thread's ring is full and
+  // it waits for the tool to make room, or has records left at the end.
+  uint32_t trace_signal;
+  uint64_t trace_epoch;        // ticks at attach: trace timestamps count from here
+  uint32_t reserved[10];
   char refuse_reason[kMessageBytes];  // AppState::kRefused: why
   char last_error[kMessageBytes];     // latest problem the MCC noticed
 };
@@ -138,7 +151,6 @@ struct alignas(kCacheLine) Header {
   uint32_t header_size;  // sizeof(Header)
   uint64_t segment_size;  // bytes the tool created
   Geometry geometry;
-  uint32_t reserved[4];
   ToolControl tool;
   AppControl app;
 };
@@ -193,6 +205,11 @@ inline constexpr uint32_t kRequestAllRegions = 1u << 0;
 // Counter rotation: the request keeps its results and generation but does
 // not measure in this run phase (its event is not in the threads' sets).
 inline constexpr uint32_t kRequestPaused = 1u << 1;
+// kTrace: only the threads set in the request's row of the thread-mask
+// area are traced.
+inline constexpr uint32_t kRequestThreadFilter = 1u << 2;
+// kTrace: trace the requested regions only, not the regions they call.
+inline constexpr uint32_t kRequestNoSubregions = 1u << 3;
 static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.
@@ -223,6 +240,42 @@ struct AggregateSlot {
 };
 static_assert(sizeof(AggregateSlot) == 32);
 
+// Trace records (kTrace requests). One single-producer ring per thread:
+// the thread appends at `head` (TraceRingHead, application-written), the
+// tool consumes up to `tail` (TraceRingTail, tool-written). Both count
+// records since the start and only grow; a record lives at index
+// (count & (trace_records - 1)).
+enum class TraceKind : uint16_t {
+  kEnter = 0,  // MRI_REGION_EVENT at a region enter; data 0
+  kExit = 1,   // MRI_REGION_EVENT at a region exit; data 0
+  kValue = 2,  // one region instance ended: data = its measured value (ticks, instances or counts)
+};
+struct TraceRecord {
+  uint64_t timestamp;  // ticks
+  uint64_t data;
+  uint32_t region;
+  uint16_t kind;     // TraceKind
+  uint16_t request;  // index of the request record that produced it
+};
+static_assert(sizeof(TraceRecord) == 24);
+
+struct alignas(kCacheLine) TraceRingHead {
+  uint64_t head;       // records written (release-stored after each record)
+  uint64_t discarded;  // records dropped: the tool was gone, or did not make room within the wait bound
+  uint32_t waiting;    // 1 while the thread waits for room (the tool then futex-wakes `TraceRingTail::tail_seq`)
+  uint32_t waits;      // times the thread found its ring full
+  uint64_t wait_ticks; // ticks spent waiting for room
+  uint32_t reserved[8];
+};
+static_assert(sizeof(TraceRingHead) == kCacheLine);
+
+struct alignas(kCacheLine) TraceRingTail {
+  uint64_t tail;      // records the tool has taken
+  uint32_t tail_seq;  // futex word: bumped whenever tail moves
+  uint32_t reserved[13];
+};
+static_assert(sizeof(TraceRingTail) == kCacheLine);
+
 // Profile slot for one (slice, thread, region). Time in ticks.
 struct ProfileSlot {
   uint64_t calls;
@@ -244,6 +297,10 @@ struct Layout {
   uint64_t request_acks;
   uint64_t aggregates;  // [thread]{AggregateRowHead, slot[request]}
   uint64_t profiles;    // [slice][thread][region]
+  uint64_t request_threads;  // [request][kThreadMaskWords] thread masks (tool-written)
+  uint64_t trace_heads;  // [thread] TraceRingHead
+  uint64_t trace_tails;  // [thread] TraceRingTail (tool-written)
+  uint64_t trace_rings;  // [thread][trace_records] TraceRecord
   uint64_t total;
 };
 
@@ -276,6 +333,11 @@ constexpr Layout compute_layout(const Geometry& g) {
   at = align_up(at, 4096);
   l.profiles =
       take(uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot));
+  l.request_threads = take(uint64_t{g.max_requests} * kThreadMaskWords * sizeof(uint64_t));
+  l.trace_heads = take(uint64_t{g.max_threads} * sizeof(TraceRingHead));
+  l.trace_tails = take(uint64_t{g.max_threads} * sizeof(TraceRingTail));
+  at = align_up(at, 4096);
+  l.trace_rings = take(uint64_t{g.max_threads} * g.trace_records * sizeof(TraceRecord));
   l.total = align_up(at, 4096);
   return l;
 }
@@ -290,6 +352,9 @@ constexpr const char* validate_geometry(const Geometry& g) {
   if (g.max_files == 0 || g.max_files > kHardMaxFiles) return "max_files out of range";
   if (g.string_pool_bytes == 0 || g.string_pool_bytes > kHardMaxStringPool)
     return "string_pool_bytes out of range";
+  if (g.trace_records > kHardMaxTraceRecords || (g.trace_records & (g.trace_records - 1)) != 0)
+    return "trace_records must be a power of two of at most 16777216 (or 0)";
+  if (g.reserved != 0) return "reserved geometry field set";
   return nullptr;
 }
 
@@ -297,10 +362,11 @@ constexpr const char* validate_geometry(const Geometry& g) {
 // the large profile area costs memory only for the rows in use.
 inline constexpr Geometry kDefaultGeometry{
     /*max_regions=*/4096, /*max_threads=*/128,  /*max_requests=*/256,
-    /*max_profile_slices=*/4, /*max_files=*/1024, /*string_pool_bytes=*/1u << 20};
+    /*max_profile_slices=*/4, /*max_files=*/1024, /*string_pool_bytes=*/1u << 20,
+    /*trace_records=*/1u << 16, /*reserved=*/0};
 
 static_assert(validate_geometry(kDefaultGeometry) == nullptr);
-static_assert(compute_layout(kDefaultGeometry).total < (1ull << 32));
+static_assert(compute_layout(kDefaultGeometry).total < (1ull << 34));
 
 // Typed views of the areas (no bounds checks: callers check indices against
 // the geometry first).
@@ -332,6 +398,18 @@ struct View {
   }
   AggregateSlot* aggregate(uint32_t thread, uint32_t request) const {
     return reinterpret_cast<AggregateSlot*>(row_head(thread) + 1) + request;
+  }
+  uint64_t* request_threads(uint32_t request) const {
+    return reinterpret_cast<uint64_t*>(base + l.request_threads) + uint64_t{request} * kThreadMaskWords;
+  }
+  TraceRingHead* trace_head(uint32_t thread) const {
+    return reinterpret_cast<TraceRingHead*>(base + l.trace_heads) + thread;
+  }
+  TraceRingTail* trace_tail(uint32_t thread) const {
+    return reinterpret_cast<TraceRingTail*>(base + l.trace_tails) + thread;
+  }
+  TraceRecord* trace_ring(uint32_t thread) const {
+    return reinterpret_cast<TraceRecord*>(base + l.trace_rings) + uint64_t{thread} * g.trace_records;
   }
   ProfileSlot* profile_row(uint32_t slice, uint32_t thread) const {
     return reinterpret_cast<ProfileSlot*>(base + l.profiles) +

@@ -20,6 +20,8 @@
  *                                     write one byte in each, unmap them
  *   mri_testapp spin T N MS           T threads each run region "spinner" N times,
  *                                     busy (on the CPU) for MS ms each
+ *   mri_testapp nested T N            T threads (the main one and T-1 more) each run N
+ *                                     "step"s with two nested "inner"s, no waiting
  *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
  *                                     call its plugin_work() N times
  *
@@ -131,6 +133,13 @@ static void *spin_worker(void *p)
     return NULL;
 }
 
+static void *nested_thread(void *p)
+{
+    const int n = *(const int *)p;
+    for (int i = 0; i < n; ++i) one_step(0);
+    return NULL;
+}
+
 static void *team_member(void *p)
 {
     (void)p;
@@ -176,6 +185,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < t - 1; ++i) pthread_create(&th[i], NULL, spin_thread, NULL);
         for (int i = 0; i < n; ++i) one_step(2);
         __atomic_store_n(&workers_stop, 1, __ATOMIC_RELAXED);
+        for (int i = 0; i < t - 1; ++i) pthread_join(th[i], NULL);
+    } else if (strcmp(mode, "nested") == 0) {
+        int t = arg_int(argc, argv, 2), n = arg_int(argc, argv, 3);
+        pthread_t th[64];
+        if (t < 1 || t > 64) return 2;
+        for (int i = 0; i < t - 1; ++i) pthread_create(&th[i], NULL, nested_thread, &n);
+        nested_thread(&n);
         for (int i = 0; i < t - 1; ++i) pthread_join(th[i], NULL);
     } else if (strcmp(mode, "forever") == 0) {
         for (;;) one_step(1);

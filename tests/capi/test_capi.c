@@ -152,15 +152,28 @@ static void test_misuse_with_application(void **state)
     /* Later issues' requests fail clearly, never silently. */
     int bins = 25;
     expect_error(MRI_Histogram_Request(&l1, &regions, NULL, NULL, &bins), "not yet available");
-    expect_error(MRI_Trace_Request(&ev, &regions, NULL, NULL), "not yet available");
-    expect_error(MRI_Register_Call_Back_Function(NULL), "not yet available");
-    assert_null(MRI_Get_First_Trace_Record());
+    /* Trace misuse: an unregistered data structure, too many traces,
+     * MRI_Get_Data on a trace, bad buffer sizes. */
+    expect_error(MRI_Trace_Request(&ev, &regions, NULL, &vars), "data structure");
+    MRI_Request_ID traces[8];
+    for (int i = 0; i < 8; ++i) {
+        traces[i] = MRI_Trace_Request(&ev, &regions, NULL, NULL);
+        assert_true(traces[i] > 0);
+    }
+    expect_error(MRI_Trace_Request(&ev, &regions, NULL, NULL), "too many trace requests");
+    void *p;
+    expect_error(MRI_Get_Data(traces[0], &p), "is a trace request");
+    for (int i = 0; i < 8; ++i) assert_int_equal(MRI_Request_Delete(traces[i]), MRI_OK);
+    expect_error(MRI_Set_Trace_Buffer_Size(1000, 0), "power of two");
+    expect_error(MRI_Set_Trace_Buffer_Size(1u << 25, 0), "power of two");
+    expect_error(MRI_Set_Trace_Buffer_Size(4096, 1024), "at least one ring");
+    assert_null(MRI_Get_First_Trace_Record());  /* nothing traced: empty, and no error */
+    assert_string_equal(MRI_Get_Error_Message(), "");
     /* Deleting twice. */
     MRI_Request_ID id = MRI_Aggregate_Request(&ri, &regions, NULL, NULL, &agg);
     assert_true(id > 0);
     assert_int_equal(MRI_Request_Delete(id), MRI_OK);
     expect_error(MRI_Request_Delete(id), "does not exist");
-    void *p;
     expect_error(MRI_Get_Data(id, &p), "does not exist");
     expect_error(MRI_Get_Data(1, NULL), "NULL");
     /* Control misuse. */

@@ -39,10 +39,10 @@ void expect_sane(const Geometry& g) {
 TEST(Protocol, DefaultGeometryIsSane) { expect_sane(kDefaultGeometry); }
 
 TEST(Protocol, SmallAndLargeGeometriesAreSane) {
-  expect_sane({1, 1, 1, 1, 1, 1});
-  expect_sane({63, 3, 5, 2, 7, 100});
-  expect_sane({65, 17, 33, 3, 9, 4097});
-  expect_sane({kHardMaxRegions, 8, 16, 1, kHardMaxFiles, kHardMaxStringPool});
+  expect_sane({1, 1, 1, 1, 1, 1, 0, 0});
+  expect_sane({63, 3, 5, 2, 7, 100, 1024, 0});
+  expect_sane({65, 17, 33, 3, 9, 4097, 1, 0});
+  expect_sane({kHardMaxRegions, 8, 16, 1, kHardMaxFiles, kHardMaxStringPool, kHardMaxTraceRecords, 0});
 }
 
 TEST(Protocol, BadGeometriesAreNamed) {
@@ -61,6 +61,11 @@ TEST(Protocol, BadGeometriesAreNamed) {
   g = kDefaultGeometry;
   g.string_pool_bytes = 0;
   EXPECT_STREQ(validate_geometry(g), "string_pool_bytes out of range");
+  g = kDefaultGeometry;
+  g.trace_records = 3000;
+  EXPECT_STREQ(validate_geometry(g), "trace_records must be a power of two of at most 16777216 (or 0)");
+  g.trace_records = kHardMaxTraceRecords * 2;
+  EXPECT_STREQ(validate_geometry(g), "trace_records must be a power of two of at most 16777216 (or 0)");
 }
 
 TEST(Protocol, BitmapCoversEveryRegion) {
@@ -73,7 +78,7 @@ TEST(Protocol, BitmapCoversEveryRegion) {
 }
 
 TEST(Protocol, ViewRowsStayInsideTheirAreas) {
-  const Geometry g{100, 8, 16, 2, 10, 1000};
+  const Geometry g{100, 8, 16, 2, 10, 1000, 2048, 0};
   const Layout l = compute_layout(g);
   View v{nullptr, g, l};
   auto off = [&](const void* p) { return uint64_t(static_cast<const unsigned char*>(p) - v.base); };
@@ -82,6 +87,11 @@ TEST(Protocol, ViewRowsStayInsideTheirAreas) {
   EXPECT_EQ(off(v.aggregate(3, 0)), off(v.row_head(3)) + sizeof(AggregateRowHead));
   EXPECT_EQ(off(v.profile_row(1, 7) + 99) + sizeof(ProfileSlot), l.profiles + 2 * 8 * 100 * sizeof(ProfileSlot));
   EXPECT_EQ(off(v.request_bitmap(15)) + bitmap_words(g) * 8, l.request_bitmaps + 16 * bitmap_words(g) * 8);
+  EXPECT_EQ(off(v.trace_ring(7) + 2048), l.trace_rings + 8 * 2048 * sizeof(TraceRecord));
+  EXPECT_EQ(off(v.trace_ring(7) + 2048), l.total);  // the rings come last and end the segment
+  EXPECT_EQ(off(v.trace_tail(7) + 1), l.trace_tails + 8 * sizeof(TraceRingTail));
+  EXPECT_EQ(l.trace_rings % 4096, 0u);
+  EXPECT_EQ(off(v.request_threads(15)) + kThreadMaskWords * 8, l.request_threads + 16 * kThreadMaskWords * 8);
 }
 
 }  // namespace

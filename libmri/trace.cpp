@@ -1,0 +1,365 @@
+// trace.cpp - delivery of trace records (paper section 4.4).
+//
+// A collector thread of this library moves records from the application's
+// per-thread rings (shared memory) into the tool-side trace buffer and calls
+// the tool's call-back when that buffer is half full and once at the end.
+// It never takes Session::mu, so a call-back may call the MRI functions that
+// do; the functions that must wait for it (MRI_Finalize, a reload,
+// MRI_Application_Finish, MRI_Wait at the end) wait without holding mu.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <thread>
+
+#include "mri.h"
+#include "mri_sync.h"
+#include "tool_internal.h"
+
+namespace mri::tool {
+namespace {
+
+constexpr long kCollectorPollNs = 2'000'000;  // the collector looks at the rings at least every 2 ms
+
+struct Record {  // a ring record plus the thread it came from
+  uint64_t timestamp;
+  uint64_t data;
+  uint32_t region;
+  uint16_t kind;
+  uint16_t request;
+  uint32_t thread;
+};
+
+struct Trace {
+  std::mutex mu;  // guards the fields below; never held while the call-back runs
+  std::condition_variable changed;
+  MRI_Call_Back_Function callback = nullptr;
+
+  // The run being collected: a copy of the segment view, valid while the
+  // collector runs (release_segment stops it first).
+  bool running = false;
+  bool finished = false;       // the application ended and the final call-back returned
+  bool stop = false;           // stop now (the segment goes away)
+  std::thread collector;
+  proto::View view;
+  double ns_per_tick = 1.0;
+  uint64_t epoch = 0;
+
+  std::vector<Record> buffer;  // tool-side trace buffer; records from `next` on are undelivered
+  size_t next = 0;
+  size_t capacity = 1u << 20;
+  std::vector<uint64_t> delivered, in_buffer;  // per thread
+  MRI_Trace_Element_Spec current{};
+  bool in_callback = false;
+
+  // Settings for the next load.
+  uint32_t ring_records = 1u << 16;
+  uint32_t tool_records = 1u << 20;
+};
+
+Trace t;
+
+// Runtime information of each request slot (written under Session::mu at
+// placement, read by the collector's readers).
+std::atomic<int> g_slot_ri[proto::kHardMaxRequests];
+
+bool ended_application() {
+  if (sync::load(t.view.header()->app.state) == uint32_t(proto::AppState::kTerminated)) return true;
+  return child_exited();
+}
+
+uint32_t thread_rows(const proto::View& v) {
+  return std::min(sync::load(v.header()->app.thread_count), v.g.max_threads);
+}
+
+// Moves what fits from the rings into the buffer. Returns the number of
+// records moved; *rings_empty tells whether every ring is empty now.
+size_t collect(bool* rings_empty) {
+  const proto::View& v = t.view;
+  const uint32_t rows = thread_rows(v);
+  const uint64_t capacity = v.g.trace_records;
+  size_t moved = 0;
+  bool empty = true;
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (t.next > 0 && t.next == t.buffer.size()) {
+    t.buffer.clear();
+    t.next = 0;
+  } else if (t.next > t.buffer.size() / 2 && t.next > 4096) {
+    t.buffer.erase(t.buffer.begin(), t.buffer.begin() + ptrdiff_t(t.next));
+    t.next = 0;
+  }
+  if (t.delivered.size() < rows) {
+    t.delivered.resize(rows, 0);
+    t.in_buffer.resize(rows, 0);
+  }
+  for (uint32_t th = 0; th < rows; ++th) {
+    proto::TraceRingHead* h = v.trace_head(th);
+    proto::TraceRingTail* tl = v.trace_tail(th);
+    const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+    const uint64_t tail = tl->tail;
+    uint64_t n = head > tail ? head - tail : 0;
+    if (n > capacity) n = capacity;  // a corrupt head: never read past the ring
+    const size_t room = t.capacity - (t.buffer.size() - t.next);
+    const uint64_t take = std::min<uint64_t>(n, room);
+    if (take < n) empty = false;
+    if (take == 0) continue;
+    const proto::TraceRecord* ring = v.trace_ring(th);
+    for (uint64_t i = 0; i < take; ++i) {
+      const proto::TraceRecord& r = ring[(tail + i) & (capacity - 1)];
+      t.buffer.push_back(Record{r.timestamp, r.data, r.region, r.kind, r.request, th});
+    }
+    t.in_buffer[th] += take;
+    moved += size_t(take);
+    __atomic_store_n(&tl->tail, tail + take, __ATOMIC_RELEASE);
+    sync::bump(tl->tail_seq);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // tail before `waiting` (the thread sets them the other way)
+    if (__atomic_load_n(&h->waiting, __ATOMIC_RELAXED)) sync::futex_wake_shared(&tl->tail_seq);
+  }
+  *rings_empty = empty;
+  return moved;
+}
+
+void run_callback(MRI_Call_Back_Function cb) {
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    t.in_callback = true;
+  }
+  cb();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.in_callback = false;
+}
+
+// Runs until trace_stop_collector(). The run is `finished` once the
+// application ended and the rings are empty (or nothing can move any more:
+// the buffer is full and the call-back takes nothing), and the call-back,
+// if any, was called on what remained.
+void collector_main() {
+  uint32_t* signal = &t.view.header()->app.trace_signal;
+  for (;;) {
+    const uint32_t seq = sync::load(*signal);
+    const bool ended = ended_application();  // before collecting: what it wrote before ending is in the rings
+    bool rings_empty = true;
+    const size_t moved = collect(&rings_empty);
+    MRI_Call_Back_Function cb;
+    size_t buffered;
+    bool stop;
+    {
+      std::lock_guard<std::mutex> lock(t.mu);
+      cb = t.callback;
+      buffered = t.buffer.size() - t.next;
+      stop = t.stop;
+    }
+    if (stop) {
+      if (cb && buffered) run_callback(cb);
+      return;
+    }
+    bool took = false;
+    if (cb && buffered && (buffered >= t.capacity / 2 || ended)) {
+      run_callback(cb);
+      std::lock_guard<std::mutex> lock(t.mu);
+      took = t.buffer.size() - t.next < buffered;
+    }
+    if (took) continue;
+    if (ended && (rings_empty || moved == 0)) {
+      std::lock_guard<std::mutex> lock(t.mu);
+      if (!t.finished) {
+        t.finished = true;
+        t.changed.notify_all();
+      }
+    }
+    if (moved == 0) sync::futex_wait_shared(signal, seq, kCollectorPollNs);
+  }
+}
+
+void fill(const Record& r, MRI_Trace_Element_Spec& out) {
+  std::memset(&out, 0, sizeof out);
+  const int slot_ri = r.request < proto::kHardMaxRequests ? g_slot_ri[r.request].load(std::memory_order_relaxed) : -1;
+  out.event_type = MRI_Runtime_Information_Spec(slot_ri);
+  const proto::View& v = t.view;
+  if (r.region < std::min(sync::load(v.header()->app.region_count), v.g.max_regions)) {
+    const proto::RegionRecord* rr = v.region(r.region);
+    out.region.type = MRI_Region_Type(rr->type);
+    out.region.id.file_ID = int(rr->file_id);
+    out.region.id.line_NR = rr->line;
+  } else {
+    out.region.type = MRI_REGION_BLOCK;
+    out.region.id = {-1, -1};
+  }
+  out.active_object = {MRI_THREAD, int(r.thread)};
+  const double ns = double(r.timestamp >= t.epoch ? r.timestamp - t.epoch : 0) * t.ns_per_tick;
+  out.timestamp = (unsigned long long)(ns);
+  switch (proto::TraceKind(r.kind)) {
+    case proto::TraceKind::kEnter: out.data = MRI_TRACE_ENTER; break;
+    case proto::TraceKind::kExit: out.data = MRI_TRACE_EXIT; break;
+    default:
+      out.data = slot_ri == MRI_EXECUTION_TIME ? (unsigned long long)(double(r.data) * t.ns_per_tick + 0.5) : r.data;
+      break;
+  }
+}
+
+// Delivers up to max records (needs t.mu).
+int take_records(MRI_Trace_Element_Spec* out, int max) {
+  int n = 0;
+  while (n < max && t.next < t.buffer.size()) {
+    const Record& r = t.buffer[t.next++];
+    fill(r, out[n++]);
+    t.delivered[r.thread] += 1;
+    t.in_buffer[r.thread] -= 1;
+  }
+  return n;
+}
+
+}  // namespace
+
+void trace_note_slot(int slot, int ri) {
+  if (slot >= 0 && slot < int(proto::kHardMaxRequests)) g_slot_ri[slot].store(ri, std::memory_order_relaxed);
+}
+
+void trace_settings(uint32_t& ring_records, uint32_t& tool_records) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  ring_records = t.ring_records;
+  tool_records = t.tool_records;
+}
+
+// Starts collecting for the loaded application (needs Session::mu).
+void trace_start_collector() {
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (t.running || !s.view.base) return;
+  t.view = s.view;
+  t.ns_per_tick = s.ns_per_tick;
+  t.epoch = sync::load(s.view.header()->app.trace_epoch);
+  t.buffer.clear();
+  t.buffer.reserve(std::min<size_t>(t.tool_records, 1u << 16));
+  t.next = 0;
+  t.capacity = std::max<size_t>(t.tool_records, s.view.g.trace_records);
+  t.delivered.assign(s.view.g.max_threads, 0);
+  t.in_buffer.assign(s.view.g.max_threads, 0);
+  t.finished = false;
+  t.stop = false;
+  t.running = true;
+  t.collector = std::thread(collector_main);
+}
+
+// Waits until the collector finished the run (the application ended, the
+// final call-back returned), at most timeout_ms (-1: no limit). Must be
+// called without Session::mu. True when finished or not running.
+bool trace_await_end(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(t.mu);
+  if (!t.running) return true;
+  if (t.in_callback && t.collector.get_id() == std::this_thread::get_id()) return false;  // from the call-back itself
+  auto done = [] { return t.finished; };
+  if (timeout_ms < 0) {
+    t.changed.wait(lock, done);
+    return true;
+  }
+  return t.changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+}
+
+// Stops the collector before the segment goes away: it collects what the
+// rings hold and runs the final call-back first. Without Session::mu.
+void trace_stop_collector() {
+  std::thread collector;
+  {
+    std::lock_guard<std::mutex> lock(t.mu);
+    if (!t.running) return;
+    if (t.collector.get_id() == std::this_thread::get_id()) return;  // called from the call-back: refused by the API
+    t.stop = true;
+    collector = std::move(t.collector);
+  }
+  sync::futex_wake_shared(&t.view.header()->app.trace_signal);
+  collector.join();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.running = false;
+  t.buffer.clear();
+  t.next = 0;
+  t.delivered.clear();
+  t.in_buffer.clear();
+}
+
+bool trace_in_callback() {
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.in_callback && t.collector.get_id() == std::this_thread::get_id();
+}
+
+}  // namespace mri::tool
+
+using namespace mri;
+using namespace mri::tool;
+
+extern "C" {
+
+int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.initialized) return fail("MRI_Init() has not been called");
+  }
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.callback = function;
+  clear_error();
+  return MRI_OK;
+}
+
+MRI_Trace_Element_Spec* MRI_Get_First_Trace_Record(void) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  clear_error();
+  if (take_records(&t.current, 1) == 0) return nullptr;
+  return &t.current;
+}
+
+MRI_Trace_Element_Spec* MRI_Get_Next_Trace_Record(void) { return MRI_Get_First_Trace_Record(); }
+
+int MRI_Get_Trace_Records(MRI_Trace_Element_Spec* out, int max) {
+  if (!out) return fail("output array is NULL");
+  if (max < 0) return fail("negative record count %d", max);
+  std::lock_guard<std::mutex> lock(t.mu);
+  clear_error();
+  return take_records(out, max);
+}
+
+int MRI_Set_Trace_Buffer_Size(unsigned int ring_records, unsigned int tool_records) {
+  if (ring_records != 0 &&
+      (ring_records < 1024 || ring_records > proto::kHardMaxTraceRecords || (ring_records & (ring_records - 1))))
+    return fail("ring_records must be a power of two from 1024 to %u (got %u)", proto::kHardMaxTraceRecords,
+                ring_records);
+  std::lock_guard<std::mutex> lock(t.mu);
+  const uint32_t ring = ring_records ? ring_records : t.ring_records;
+  const uint32_t tool = tool_records ? tool_records : t.tool_records;
+  if (tool < ring) return fail("the tool-side buffer (%u records) must hold at least one ring (%u records)", tool, ring);
+  t.ring_records = ring;
+  t.tool_records = tool;
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Statistics* stats) {
+  if (!thread || !stats) return fail("NULL argument");
+  if (raw(thread->type) != MRI_THREAD) return fail("trace statistics are per thread (MRI_THREAD)");
+  proto::View v;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.initialized) return fail("MRI_Init() has not been called");
+    if (!s.loaded || !s.view.base) return fail("no application loaded");
+    v = s.view;
+  }
+  if (thread->id < 0 || uint32_t(thread->id) >= thread_rows(v))
+    return fail("thread %d has produced no monitored event", thread->id);
+  const uint32_t th = uint32_t(thread->id);
+  std::lock_guard<std::mutex> lock(t.mu);
+  const proto::TraceRingHead* h = v.trace_head(th);
+  const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
+  const uint64_t discarded = __atomic_load_n(&h->discarded, __ATOMIC_ACQUIRE);
+  const uint64_t tail = v.trace_tail(th)->tail;
+  std::memset(stats, 0, sizeof *stats);
+  stats->emitted = head + discarded;
+  stats->discarded = discarded;
+  stats->delivered = th < t.delivered.size() ? t.delivered[th] : 0;
+  stats->buffered = (head > tail ? head - tail : 0) + (th < t.in_buffer.size() ? t.in_buffer[th] : 0);
+  stats->waits = __atomic_load_n(&h->waits, __ATOMIC_RELAXED);
+  stats->wait_ns = double(__atomic_load_n(&h->wait_ticks, __ATOMIC_RELAXED)) * s.ns_per_tick;
+  clear_error();
+  return MRI_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,266 @@
+/*
+ * test_trace - trace requests and their delivery through the call-back
+ * (paper sections 3.3 and 4.4), tool and application in two processes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "mri.h"
+#include "mri_test_helpers.h"
+
+#define MAX_THREADS 8
+#define MAX_DEPTH 64
+
+/* What the call-back saw, per thread: a stack to check the nesting of
+ * REGION_EVENT records, counts per region line, the last timestamp. */
+struct thread_view {
+    unsigned long long records, enters, exits, values;
+    unsigned long long last_timestamp;
+    int depth, max_depth, misnested, backwards;
+    MRI_Region_Spec stack[MAX_DEPTH];
+};
+static struct thread_view seen[MAX_THREADS];
+static unsigned long long other_threads, callbacks, value_sum;
+static MRI_Region_Spec step_region, inner_region;
+static unsigned long long step_values, inner_values, min_step_value = ~0ull, min_inner_value = ~0ull;
+static int take_nothing;
+
+static int same(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
+{
+    return a->type == b->type && a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
+}
+
+static void account(const MRI_Trace_Element_Spec *r)
+{
+    if (r->active_object.type != MRI_THREAD || r->active_object.id < 0 || r->active_object.id >= MAX_THREADS) {
+        ++other_threads;
+        return;
+    }
+    struct thread_view *v = &seen[r->active_object.id];
+    ++v->records;
+    if (r->timestamp < v->last_timestamp) ++v->backwards;
+    v->last_timestamp = r->timestamp;
+    if (r->event_type == MRI_REGION_EVENT) {
+        if (r->data == MRI_TRACE_ENTER) {
+            ++v->enters;
+            if (v->depth < MAX_DEPTH) v->stack[v->depth] = r->region;
+            ++v->depth;
+            if (v->depth > v->max_depth) v->max_depth = v->depth;
+        } else if (r->data == MRI_TRACE_EXIT) {
+            ++v->exits;
+            if (v->depth == 0 || (v->depth <= MAX_DEPTH && !same(&v->stack[v->depth - 1], &r->region)))
+                ++v->misnested;
+            else
+                --v->depth;
+        } else {
+            ++v->misnested;
+        }
+    } else {
+        ++v->values;
+        value_sum += r->data;
+        if (same(&r->region, &step_region)) {
+            ++step_values;
+            if (r->data < min_step_value) min_step_value = r->data;
+        } else if (same(&r->region, &inner_region)) {
+            ++inner_values;
+            if (r->data < min_inner_value) min_inner_value = r->data;
+        }
+    }
+}
+
+/* The paper's way: first, then next until the buffer is empty. */
+static void drain_callback(void)
+{
+    ++callbacks;
+    if (take_nothing) return;
+    for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) account(r);
+}
+
+static void reset_views(void)
+{
+    memset(seen, 0, sizeof seen);
+    other_threads = callbacks = value_sum = 0;
+    step_values = inner_values = 0;
+    min_step_value = min_inner_value = ~0ull;
+    take_nothing = 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    reset_views();
+    unsetenv("MRI_TRACE_WAIT_MS");
+    return MRI_Init() == MRI_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    MRI_Register_Call_Back_Function(NULL);
+    MRI_Finalize();
+    MRI_Set_Trace_Buffer_Size(65536, 1u << 20);
+    return 0;
+}
+
+static void load(char *const *argv)
+{
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    step_region = region("step");
+    inner_region = region("inner");
+}
+
+static MRI_Trace_Statistics stats_of(int thread)
+{
+    MRI_Trace_Statistics st;
+    MRI_Active_Object_Spec ao = {MRI_THREAD, thread};
+    if (MRI_Get_Trace_Statistics(&ao, &st) != MRI_OK) fail_msg("statistics: %s", MRI_Get_Error_Message());
+    return st;
+}
+
+/* REGION_EVENT over every region, three threads writing at once into rings
+ * far smaller than the trace: the threads must wait for the tool, and not
+ * one record may be lost. */
+static void test_region_events_three_threads_small_rings(void **state)
+{
+    (void)state;
+    const int n = 20000;
+    assert_int_equal(MRI_Set_Trace_Buffer_Size(1024, 4096), MRI_OK);
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "3", "20000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    /* MRI_Wait returned TERMINATED: the final call-back has run. */
+    assert_int_equal(other_threads, 0);
+    unsigned long long waits = 0;
+    for (int t = 0; t < 3; ++t) {
+        const struct thread_view *v = &seen[t];
+        /* Per step: step, inner, inner entered and left; thread 0 also main. */
+        const unsigned long long expected = 6ull * n + (t == 0 ? 2 : 0);
+        assert_int_equal(v->records, expected);
+        assert_int_equal(v->enters, v->exits);
+        assert_int_equal(v->misnested, 0);
+        assert_int_equal(v->depth, 0);
+        assert_int_equal(v->max_depth, t == 0 ? 3 : 2);
+        assert_int_equal(v->backwards, 0);
+        MRI_Trace_Statistics st = stats_of(t);
+        assert_int_equal(st.emitted, expected);
+        assert_int_equal(st.delivered, expected);
+        assert_int_equal(st.discarded, 0);
+        assert_int_equal(st.buffered, 0);
+        waits += st.waits;
+    }
+    assert_true(waits > 0);      /* 120002 records through 1024-record rings */
+    assert_true(callbacks > 1);  /* half-full call-backs, and the final one */
+}
+
+/* EXECUTION_TIME traces "step": one record per instance of step and of its
+ * subregion inner, carrying the instance's time. */
+static void test_execution_time_of_region_and_subregions(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "steps", "40", "2", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec t = MRI_EXECUTION_TIME;
+    MRI_Region_Spec step = region("step");
+    MRI_Region_Table regions = {&step, 1};
+    assert_true(MRI_Trace_Request(&t, &regions, NULL, NULL) > 0);
+    run_to_end();
+    assert_int_equal(step_values, 40);
+    assert_int_equal(inner_values, 80);          /* subregions of step */
+    assert_int_equal(seen[0].values, 120);       /* and nothing else: main is outside step */
+    assert_int_equal(seen[0].enters + seen[0].exits, 0);
+    assert_true(min_step_value >= 2 * kMs * 0.99);   /* a step sleeps 2 ms in all */
+    assert_true(min_inner_value >= 0.5 * kMs * 0.99); /* an inner 0.5 ms */
+}
+
+/* Only the named thread is traced. */
+static void test_thread_filter(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "3", "1000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Spec step = region("step");
+    MRI_Region_Table regions = {&step, 1};
+    MRI_Active_Object_Spec one = {MRI_THREAD, 1};
+    MRI_Active_Object_Table threads = {&one, 1};
+    assert_true(MRI_Trace_Request(&ev, &regions, &threads, NULL) > 0);
+    run_to_end();
+    assert_int_equal(seen[0].records, 0);
+    assert_int_equal(seen[1].records, 6000); /* step and its two inners, entered and left */
+    assert_int_equal(seen[2].records, 0);
+    assert_int_equal(seen[1].misnested, 0);
+}
+
+/* A tool that never empties the buffer: every thread waits at most
+ * MRI_TRACE_WAIT_MS, then discards, and every record is accounted for. */
+static void test_hung_tool_turns_into_counted_discards(void **state)
+{
+    (void)state;
+    setenv("MRI_TRACE_WAIT_MS", "200", 1);
+    assert_int_equal(MRI_Set_Trace_Buffer_Size(1024, 1024), MRI_OK);
+    take_nothing = 1;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "2", "5000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    run_to_end();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double seconds = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    assert_true(seconds < 5.0); /* two threads, one bounded wait each */
+    assert_true(callbacks > 0);
+    /* Now empty the buffer without the call-back: what was kept arrives. */
+    assert_int_equal(MRI_Register_Call_Back_Function(NULL), MRI_OK);
+    MRI_Trace_Statistics before[2] = {stats_of(0), stats_of(1)};
+    unsigned long long kept = before[0].buffered + before[1].buffered, got = 0;
+    MRI_Trace_Element_Spec chunk[512];
+    for (int spins = 0; got < kept && spins < 5000; ++spins) {
+        int k = MRI_Get_Trace_Records(chunk, 512);
+        assert_true(k >= 0);
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+        got += (unsigned long long)k;
+        if (k == 0) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    assert_int_equal(got, kept);
+    for (int t = 0; t < 2; ++t) {
+        MRI_Trace_Statistics st = stats_of(t);
+        const unsigned long long expected = 6ull * 5000 + (t == 0 ? 2 : 0);
+        assert_int_equal(st.emitted, expected);
+        assert_true(st.discarded > 0);
+        assert_int_equal(st.buffered, 0);
+        assert_int_equal(st.delivered + st.discarded, st.emitted);
+        assert_int_equal(seen[t].records, st.delivered);
+        assert_true(st.wait_ns >= 0.2e9 * 0.95); /* it waited the bound once */
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_region_events_three_threads_small_rings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_execution_time_of_region_and_subregions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_thread_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
