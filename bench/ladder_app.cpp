@@ -12,6 +12,8 @@
 //   BM_profile         pair_profile():  region "bench_profile",   EXECUTION_TIME profile requested
 //   BM_counter         pair_counter():  region "bench_counter",   perf::TASK-CLOCK SUM PER_THREAD requested
 //                                       (the PAPI backend: one software event per pair)
+//   BM_trace           pair_trace():    region "bench_trace",     REGION_EVENT trace requested
+//                                       (two trace records per pair)
 //
 // and, for the counter rung's context, BM_perf_read (one plain read() of a
 // perf event file descriptor counting the thread's task clock) and
@@ -95,6 +97,14 @@ __attribute__((noinline)) void pair_counter(uint64_t* counter) {
   MONITOR_EXIT(region_counter);
 }
 
+// Rung 7: a REGION_EVENT trace of this region: a record at enter and exit.
+MONITOR_REGION(region_trace, MRI_REGION_ROUTINE, "bench_trace");
+__attribute__((noinline)) void pair_trace(uint64_t* counter) {
+  MONITOR_ENTER(region_trace);
+  body(counter);
+  MONITOR_EXIT(region_trace);
+}
+
 template <void (*Pair)(uint64_t*)>
 void run_pairs(benchmark::State& state) {
   uint64_t counter = 0;
@@ -110,6 +120,7 @@ void BM_attached(benchmark::State& state) { run_pairs<pair_attached>(state); }
 void BM_aggregate(benchmark::State& state) { run_pairs<pair_aggregate>(state); }
 void BM_profile(benchmark::State& state) { run_pairs<pair_profile>(state); }
 void BM_counter(benchmark::State& state) { run_pairs<pair_counter>(state); }
+void BM_trace(benchmark::State& state) { run_pairs<pair_trace>(state); }
 
 BENCHMARK(BM_uninstrumented)->Threads(1)->Threads(2);
 BENCHMARK(BM_dormant)->Threads(1)->Threads(2);
@@ -117,6 +128,7 @@ BENCHMARK(BM_attached)->Threads(1)->Threads(2);
 BENCHMARK(BM_aggregate)->Threads(1)->Threads(2);
 BENCHMARK(BM_profile)->Threads(1)->Threads(2);
 BENCHMARK(BM_counter)->Threads(1)->Threads(2);
+BENCHMARK(BM_trace)->Threads(1)->Threads(2);
 
 // Context of the counter rung: the kernel's cost of reading one perf event
 // counter, and PAPI's cost of the two reads a pair needs.

@@ -7,6 +7,9 @@
  * LEVEL  attached   no request at all (rung 3: region "bench_attached")
  *        aggregate  EXECUTION_TIME, SUM, PER_THREAD over "bench_aggregate" (rung 4)
  *        profile    EXECUTION_TIME profile over "bench_profile" (rung 5)
+ *        counter    perf::TASK-CLOCK SUM PER_THREAD over "bench_counter" (rung 6)
+ *        trace      REGION_EVENT trace over "bench_trace" (rung 7), drained by a
+ *                   call-back that counts the records
  *
  * Loads the application (it waits in Monitor_Init() until released), submits
  * the level's request, releases it with MRI_Start() and waits until it has
@@ -39,7 +42,8 @@ static void usage(void)
             "  attached   tool attached, nothing requested (region bench_attached)\n"
             "  aggregate  EXECUTION_TIME SUM PER_THREAD over region bench_aggregate\n"
             "  counter    perf::TASK-CLOCK SUM PER_THREAD over region bench_counter\n"
-            "  profile    EXECUTION_TIME profile over region bench_profile\n");
+            "  profile    EXECUTION_TIME profile over region bench_profile\n"
+            "  trace      REGION_EVENT trace over region bench_trace\n");
     exit(2);
 }
 
@@ -59,7 +63,16 @@ static int threads_seen(void)
     return n;
 }
 
-enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE, LEVEL_COUNTER };
+enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE, LEVEL_COUNTER, LEVEL_TRACE };
+
+/* The trace rung's call-back: takes the records in chunks and counts them. */
+static unsigned long long trace_records;
+static void count_records(void)
+{
+    static MRI_Trace_Element_Spec chunk[4096];
+    int n;
+    while ((n = MRI_Get_Trace_Records(chunk, 4096)) > 0) trace_records += (unsigned long long)n;
+}
 
 int main(int argc, char **argv)
 {
@@ -78,6 +91,9 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "counter") == 0) {
         level = LEVEL_COUNTER;
         region_name = "bench_counter";
+    } else if (strcmp(argv[1], "trace") == 0) {
+        level = LEVEL_TRACE;
+        region_name = "bench_trace";
     } else {
         usage();
     }
@@ -100,6 +116,11 @@ int main(int argc, char **argv)
     } else if (level == LEVEL_PROFILE) {
         req = MRI_Profile_Request(&ri, &regions, NULL, NULL);
         if (req < 0) die("profile request");
+    } else if (level == LEVEL_TRACE) {
+        ri = MRI_REGION_EVENT;
+        if (MRI_Register_Call_Back_Function(count_records) != MRI_OK) die("call-back");
+        req = MRI_Trace_Request(&ri, &regions, NULL, NULL);
+        if (req < 0) die("trace request");
     }
 
     if (MRI_Start() != MRI_OK) die("start");
@@ -138,6 +159,26 @@ int main(int argc, char **argv)
                MRI_Runtime_Information_Name(ri), region_name, res->active, instances, with_instances,
                res->nr_Elements, total_ns / 1e9, instances ? total_ns / (double)instances : 0.0);
         ok = res->active && instances > 0;
+    } else if (level == LEVEL_TRACE) {
+        /* Every record emitted was delivered: none discarded, none left. */
+        MRI_Active_Object_Table t;
+        if (Get_Available_Active_Objects(&t) != MRI_OK) die("active objects");
+        unsigned long long emitted = 0, delivered = 0, discarded = 0, waits = 0;
+        double wait_ns = 0;
+        for (int i = 0; i < t.nr_Elements; ++i) {
+            if (t.active_object[i].type != MRI_THREAD) continue;
+            MRI_Trace_Statistics st;
+            if (MRI_Get_Trace_Statistics(&t.active_object[i], &st) != MRI_OK) die("trace statistics");
+            emitted += st.emitted;
+            delivered += st.delivered;
+            discarded += st.discarded;
+            waits += st.waits;
+            wait_ns += st.wait_ns;
+        }
+        printf("ladder_tool: trace REGION_EVENT over %s: %llu records emitted, %llu delivered "
+               "(%llu counted by the call-back), %llu discarded; %llu waits for room, %.3f s waited\n",
+               region_name, emitted, delivered, trace_records, discarded, waits, wait_ns / 1e9);
+        ok = emitted > 0 && emitted == delivered && delivered == trace_records && discarded == 0;
     } else {
         void *data = NULL;
         if (MRI_Get_Data(req, &data) != MRI_OK) die("profile results");

@@ -183,6 +183,10 @@ constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
 // the record store; a call would add to it.
 __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const RegionPlan& p, uint32_t id) {
   const TraceTarget* t = g.traces + p.trace_begin;
+  if (MRI_LIKELY(p.trace_simple)) {  // about 1 ns less per event than the loop (docs/PERFORMANCE.md)
+    ts->trace_inside[t->slot] += 1;
+    return trace_append(ts, ticks(), 0, id, proto::TraceKind::kEnter, t->request);
+  }
   uint64_t now = 0;
   for (uint32_t i = 0; i < p.n_trace; ++i) {
     if (!traced_thread(t[i], ts->index)) continue;
@@ -198,6 +202,11 @@ __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const Re
 
 __attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t now) {
   const TraceTarget* t = g.traces + p.trace_begin;
+  if (MRI_LIKELY(p.trace_simple)) {
+    uint32_t& inside = ts->trace_inside[t->slot];
+    inside -= inside != 0;
+    return trace_append(ts, now, 0, id, proto::TraceKind::kExit, t->request);
+  }
   for (uint32_t i = 0; i < p.n_trace; ++i) {
     if (!traced_thread(t[i], ts->index)) continue;
     uint32_t& inside = ts->trace_inside[t[i].slot];

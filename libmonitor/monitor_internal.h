@@ -118,6 +118,9 @@ struct RegionPlan {
   uint32_t trace_begin = 0; // into Global::plan_traces
   uint16_t n_trace = 0;
   uint8_t trace_values = 0; // some trace target records a measured value (needs a frame)
+  // The common trace: one REGION_EVENT target of a requested region, all
+  // threads. Its records are written without the general loop.
+  uint8_t trace_simple = 0;
   uint32_t agg_begin = 0;   // into Global::plan_aggs
   uint16_t n_agg = 0;
   uint16_t n_prof = 0;

@@ -363,6 +363,8 @@ void apply_requests() {
     p.trace_begin = uint32_t(g.plan_traces.size());
     p.n_trace = uint16_t(trace[i].size());
     g.plan_traces.insert(g.plan_traces.end(), trace[i].begin(), trace[i].end());
+    p.trace_simple = trace[i].size() == 1 && trace[i][0].root && !trace[i][0].threads &&
+                     trace[i][0].metric == uint16_t(proto::Metric::kRegionEvent);
     for (const auto& t : trace[i]) {
       if (t.metric == uint16_t(proto::Metric::kRegionEvent)) continue;
       p.trace_values = 1;
