@@ -207,6 +207,18 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec *ri,
                                    MRI_Active_Object_Table *ao,
                                    MRI_Data_Structure_Table *variables);
 
+/* Not in the paper: a profile request that also keeps the calling context
+ * of every instance: its caller is the nearest enclosing region profiled by
+ * any profile request (none for a root). MRI_Get_Data() returns the flat
+ * profile as for MRI_Profile_Request(); MRI_Get_Callpath_Data() returns one
+ * element per (caller, callee) pair. Each thread keeps at most 4096 pairs
+ * (MRI_MAX_EDGES in the environment at load, up to 65536); instances beyond
+ * count in the flat profile only (noted in monitor_message). */
+MRI_Request_ID MRI_Callpath_Profile_Request(MRI_Runtime_Information_Spec *ri,
+                                            MRI_Region_Table *regions,
+                                            MRI_Active_Object_Table *ao,
+                                            MRI_Data_Structure_Table *variables);
+
 /* Deletes a request; its results are no longer accessible. Deleting an
  * unknown or already deleted id is an error. */
 int MRI_Request_Delete(MRI_Request_ID request);
@@ -309,6 +321,31 @@ typedef struct {
     int nr_Measured_Iterations; /* as in MRI_Aggregate_Request_Results */
     const unsigned int *measured_iteration;
 } MRI_Histogram_Profile_Results;
+
+/* Callpath profile results: values summed over the requested active
+ * objects. inclusive counts only instances that are not nested in another
+ * instance of the same callee (recursion); exclusive excludes directly
+ * nested profiled instances, as in the flat profile. */
+typedef struct {
+    int has_caller;            /* 0: a root (no enclosing profiled region) */
+    MRI_Region_Spec caller;
+    MRI_Region_Spec callee;
+    unsigned long long instances;
+    double inclusive;
+    double exclusive;
+} MRI_Callpath_Element;
+
+typedef struct {
+    MRI_Request_Kind kind; /* MRI_PROFILE_REQUEST */
+    MRI_Runtime_Information_Spec ri;
+    int active;
+    int nr_Elements;
+    MRI_Callpath_Element *element;
+} MRI_Callpath_Profile_Results;
+
+/* The calling-context results of a request made with
+ * MRI_Callpath_Profile_Request(). Memory as for MRI_Get_Data(). */
+int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results **results);
 
 /* Trace records (4.4).
  * event_type: the request's runtime information.

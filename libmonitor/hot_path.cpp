@@ -11,6 +11,7 @@
 
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "monitor_internal.h"
@@ -233,6 +234,54 @@ __attribute__((noinline)) void trace_values(ThreadState* ts, const RegionPlan& p
   }
 }
 
+// The edge index of (caller, callee) in this thread's callpath rows, or
+// UINT32_MAX when the table is full (the instance then counts in the flat
+// profile only; noted once per thread).
+uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
+  if (MRI_UNLIKELY(!ts->edge_keys)) {
+    const uint32_t slots = 2 * std::max<uint32_t>(g.view.g.max_edges, 1);  // a power of two: max_edges is one
+    uint32_t cap = 1;
+    while (cap < slots) cap <<= 1;
+    ts->edge_keys = new uint64_t[cap]();
+    ts->edge_values = new uint32_t[cap];
+    ts->edge_mask = cap - 1;
+  }
+  const uint64_t key = (uint64_t(caller + 2u) << 32) | callee;  // caller kNoCaller -> 1: never 0
+  uint32_t h = uint32_t((key * 0x9E3779B97F4A7C15ull) >> 40) & ts->edge_mask;
+  for (;;) {
+    if (ts->edge_keys[h] == key) return ts->edge_values[h];
+    if (ts->edge_keys[h] == 0) {
+      if (ts->edges_used >= g.view.g.max_edges) {
+        if (!ts->edges_full_noted) {
+          ts->edges_full_noted = true;
+          note_error("thread %u: more than %u caller/callee pairs; callpath profiles miss the rest", ts->index,
+                     g.view.g.max_edges);
+        }
+        return UINT32_MAX;
+      }
+      ts->edge_keys[h] = key;
+      ts->edge_values[h] = ts->edges_used;
+      return ts->edges_used++;
+    }
+    h = (h + 1) & ts->edge_mask;
+  }
+}
+
+// The calling-context part of a profile slice (inside the sequence lock).
+__attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
+                                               uint64_t inclusive, uint64_t exclusive, bool outermost) {
+  const uint32_t e = edge_index(ts, caller, callee);
+  if (e == UINT32_MAX) return;
+  proto::EdgeSlot* s = g.view.edge_row(slice, ts->index) + e;
+  if (s->calls == 0) {
+    s->caller = caller;
+    s->callee = callee;
+  }
+  s->calls += 1;
+  if (outermost) s->inclusive += inclusive;
+  s->exclusive += exclusive;
+}
+
 inline void seq_begin(uint32_t* seq) {
   sync::store(*seq, *seq + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
@@ -247,7 +296,7 @@ inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
 // template) it cost 16 instructions per exit and ~1 ns per pair.
 template <bool Counters>
 __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                       bool outermost, const long long* delta, const long long* child_counters) {
+                       bool outermost, const long long* delta, const long long* child_counters, uint32_t caller) {
   seq_begin(ts->seq);
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
@@ -272,11 +321,14 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
       s->calls += 1;
       if (outermost && v > 0) s->inclusive += uint64_t(v);
       s->exclusive += own > 0 ? uint64_t(own) : 0;
+      if (g.slice_callpath[slice])
+        accumulate_edge(ts, slice, caller, region, v > 0 ? uint64_t(v) : 0, own > 0 ? uint64_t(own) : 0, outermost);
       continue;
     }
     s->calls += 1;
     if (outermost) s->inclusive += dt;
     s->exclusive += dt > child ? dt - child : 0;
+    if (MRI_UNLIKELY(g.slice_callpath[slice])) accumulate_edge(ts, slice, caller, region, dt, dt > child ? dt - child : 0, outermost);
   }
   seq_end(ts->seq);
 }
@@ -326,7 +378,8 @@ namespace {
 // The counter part of an exit: read the counters, pass their increase to
 // the enclosing profiled frame, account the instance.
 __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
-                                                     const Frame& f, int32_t parent, bool outermost, uint64_t now) {
+                                                     const Frame& f, int32_t parent, bool outermost, uint64_t now,
+                                                     uint32_t caller) {
   const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
   long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
   const bool same_events = f.counters_generation != 0 && f.counters_generation == ts->events_generation;
@@ -334,11 +387,11 @@ __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const Regi
     for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
     if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
       for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
-    accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child);
+    accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child, caller);
     if (p.trace_values) trace_values(ts, p, id, now, dt, delta);
     return;
   }
-  accumulate<true>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
+  accumulate<true>(ts, p, id, dt, f.child, outermost, nullptr, nullptr, caller);
   if (p.trace_values) trace_values(ts, p, id, now, dt, nullptr);
 }
 
@@ -359,8 +412,9 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
       }
   }
   if (!p.measure) return;
-  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost, now);
-  accumulate<false>(ts, p, id, dt, f.child, outermost, nullptr, nullptr);
+  const uint32_t caller = parent >= 0 ? uint32_t(ts->frames[parent].region) : mri::proto::kNoCaller;
+  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost, now, caller);
+  accumulate<false>(ts, p, id, dt, f.child, outermost, nullptr, nullptr, caller);
   if (MRI_UNLIKELY(p.trace_values)) trace_values(ts, p, id, now, dt, nullptr);
 }
 

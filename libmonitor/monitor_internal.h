@@ -89,6 +89,13 @@ struct alignas(64) ThreadState {
   proto::TraceRingHead* ring_head = nullptr;
   proto::TraceRingTail* ring_tail = nullptr;
   uint32_t trace_inside[proto::kMaxTraceRequests] = {};  // open instances of each trace request's regions
+  // Callpath profiles: (caller, callee) -> edge index, open addressing;
+  // allocated at the thread's first callpath instance.
+  uint64_t* edge_keys = nullptr;  // 0: empty; else ((caller + 2) << 32) | callee
+  uint32_t* edge_values = nullptr;
+  uint32_t edge_mask = 0;
+  uint32_t edges_used = 0;
+  bool edges_full_noted = false;
   uint32_t stashed = 0;
   bool trace_gave_up = false;  // waited the whole bound once: discard until the tool makes room
   proto::TraceRecord stash[kStashRecords];
@@ -180,6 +187,7 @@ struct Global {
   uint64_t trace_wait_ns = 10'000'000'000ull;  // bound on a wait for ring room
   // What each profile slice measures (indexed by slice).
   AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
+  bool slice_callpath[proto::kHardMaxProfileSlices]{};  // the slice's request keeps the calling context
   // Counter events of the current requests (every thread counts all of
   // them); a new list gets a new generation, and each thread rebuilds its
   // event set at its next monitored event.

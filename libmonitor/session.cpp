@@ -303,9 +303,13 @@ void apply_requests() {
     if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
       slice_used[rec.profile_slice] = 1;
       g.slice_metric[rec.profile_slice] = {r, uint16_t(rec.metric), event};
+      g.slice_callpath[rec.profile_slice] = (rec.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
       if (fresh)
-        for (uint32_t t = 0; t < nthreads; ++t)
+        for (uint32_t t = 0; t < nthreads; ++t) {
           std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
+          if (g.slice_callpath[rec.profile_slice])
+            std::memset(v.edge_row(rec.profile_slice, t), 0, sizeof(proto::EdgeSlot) * v.g.max_edges);
+        }
     } else if (fresh) {
       for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
     }

@@ -209,11 +209,12 @@ int load_application(const char* path, char* const argv[]) {
                 geo.trace_records);
   uint32_t timeout_env = kDefaultLoadTimeoutMs;
   if (!env_u32("MRI_MAX_REGIONS", geo.max_regions) || !env_u32("MRI_MAX_THREADS", geo.max_threads) ||
+      !env_u32("MRI_MAX_EDGES", geo.max_edges) ||
       !env_u32("MRI_LOAD_TIMEOUT_MS", timeout_env))
     return MRI_Error;
   if (const char* bad = proto::validate_geometry(geo))
-    return fail("bad MRI_MAX_REGIONS or MRI_MAX_THREADS: %s (at most %u regions, %u threads)", bad,
-                proto::kHardMaxRegions, proto::kHardMaxThreads);
+    return fail("bad MRI_MAX_REGIONS, MRI_MAX_THREADS or MRI_MAX_EDGES: %s (at most %u regions, %u threads, %u edges)",
+                bad, proto::kHardMaxRegions, proto::kHardMaxThreads, proto::kHardMaxEdges);
   const proto::Layout layout = proto::compute_layout(geo);
 
   // The segment is marked for removal at once: Linux still lets the child

@@ -320,6 +320,7 @@ int place_request(Request& r) {
   std::memcpy(rec->event, r.event.data(), std::min(r.event.size(), sizeof rec->event - 1));
   rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
   rec->flags = r.regions.empty() ? proto::kRequestAllRegions : 0;
+  if (r.callpath) rec->flags |= proto::kRequestCallpath;
   if (r.kind == MRI_TRACE_REQUEST) {
     // Threads named in the active-object table (the process means all).
     bool all = r.active_objects.empty();
@@ -755,6 +756,75 @@ MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_
     if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
       return fail("profile active objects must be threads or the process");
   return add_request(std::move(r));
+}
+
+MRI_Request_ID MRI_Callpath_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                                            MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  Request r;
+  r.kind = MRI_PROFILE_REQUEST;
+  r.callpath = true;
+  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
+    return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
+  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
+  if (s.view.g.max_edges == 0) return fail("this run keeps no calling context (MRI_MAX_EDGES is 0)");
+  if (check_budget(r) != MRI_OK) return MRI_Error;
+  for (const auto& a : r.active_objects)
+    if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
+      return fail("profile active objects must be threads or the process");
+  return add_request(std::move(r));
+}
+
+int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results** results) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!results) return fail("results pointer is NULL");
+  auto it = s.requests.find(request);
+  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
+  Request& r = it->second;
+  if (!r.callpath)
+    return fail("request %d keeps no calling context: make it with MRI_Callpath_Profile_Request()", request);
+  if (!s.loaded || !s.view.base) return fail("no application loaded");
+  if (r.slot < 0) return fail("request %d is not in place in this run: %s", request, r.placement_error.c_str());
+  const proto::RequestAck ack = *s.view.request_ack(uint32_t(r.slot));
+  const bool active = ack.applied_generation == r.generation && ack.status == 0;
+  refresh_static_information();
+  const uint32_t nthreads = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  const uint32_t nreg = uint32_t(s.regions.size());
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() ? 1.0 : s.ns_per_tick;
+  std::map<std::pair<uint32_t, uint32_t>, MRI_Callpath_Element> sums;
+  std::vector<proto::EdgeSlot> row(s.view.g.max_edges);
+  for (uint32_t t = 0; t < nthreads && active; ++t) {
+    bool wanted = r.active_objects.empty();
+    for (const auto& a : r.active_objects) wanted |= a.type == MRI_PROCESS || (a.type == MRI_THREAD && uint32_t(a.id) == t);
+    if (!wanted) continue;
+    read_thread_consistent(t, [&] {
+      std::memcpy(row.data(), s.view.edge_row(uint32_t(r.slice), t), row.size() * sizeof(proto::EdgeSlot));
+    });
+    for (const auto& e : row) {
+      if (e.calls == 0) continue;
+      if (e.callee >= nreg || (e.caller != proto::kNoCaller && e.caller >= nreg)) continue;  // not a published region
+      MRI_Callpath_Element& el = sums[{e.caller, e.callee}];
+      if (el.instances == 0) {
+        el.has_caller = e.caller != proto::kNoCaller;
+        if (el.has_caller) el.caller = s.regions[e.caller].spec;
+        el.callee = s.regions[e.callee].spec;
+      }
+      el.instances += e.calls;
+      el.inclusive += scale > 0 ? double(e.inclusive) * scale : double(e.calls);
+      el.exclusive += scale > 0 ? double(e.exclusive) * scale : double(e.calls);
+    }
+  }
+  r.callpath_elements.clear();
+  for (auto& [key, el] : sums) r.callpath_elements.push_back(el);
+  r.callpath_result.kind = MRI_PROFILE_REQUEST;
+  r.callpath_result.ri = r.ri;
+  r.callpath_result.active = active;
+  r.callpath_result.nr_Elements = int(r.callpath_elements.size());
+  r.callpath_result.element = r.callpath_elements.empty() ? nullptr : r.callpath_elements.data();
+  *results = &r.callpath_result;
+  clear_error();
+  return MRI_OK;
 }
 
 int MRI_Set_Counter_Rotation(int enabled) {

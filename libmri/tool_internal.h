@@ -42,6 +42,7 @@ struct Request {
   std::vector<MRI_Active_Object_Spec> active_objects;  // empty: all
   MRI_Aggregation_Spec aggregation{MRI_SUM, MRI_PER_THREAD};
   std::string event;  // counter runtime information: the PAPI event; "" otherwise
+  bool callpath = false;  // MRI_Callpath_Profile_Request
 
   // Placement in the current segment.
   int slot = -1;
@@ -58,6 +59,8 @@ struct Request {
   std::vector<MRI_Profile_Element> prof_elements;
   std::vector<MRI_Profile_Value> prof_values;
   MRI_Histogram_Profile_Results prof_result{};
+  std::vector<MRI_Callpath_Element> callpath_elements;
+  MRI_Callpath_Profile_Results callpath_result{};
 };
 
 struct RegionEntry {

@@ -44,6 +44,7 @@ inline constexpr uint32_t kHardMaxFiles = 1u << 14;
 inline constexpr uint32_t kHardMaxStringPool = 16u << 20;
 inline constexpr uint32_t kHardMaxTraceRecords = 1u << 24;  // per thread ring
 inline constexpr uint32_t kMaxTraceRequests = 8;            // trace requests active at once
+inline constexpr uint32_t kHardMaxEdges = 1u << 16;         // callpath edges per (slice, thread)
 inline constexpr uint32_t kThreadMaskWords = kHardMaxThreads / 64;
 
 inline constexpr uint32_t kMessageBytes = 256;
@@ -93,7 +94,7 @@ struct Geometry {
   uint32_t max_files;
   uint32_t string_pool_bytes;
   uint32_t trace_records;  // records per thread ring: a power of two, or 0 (no trace area)
-  uint32_t reserved;
+  uint32_t max_edges;      // caller/callee pairs per (profile slice, thread) of callpath profiles
 };
 static_assert(sizeof(Geometry) == 32);
 
@@ -210,6 +211,8 @@ inline constexpr uint32_t kRequestPaused = 1u << 1;
 inline constexpr uint32_t kRequestThreadFilter = 1u << 2;
 // kTrace: trace the requested regions only, not the regions they call.
 inline constexpr uint32_t kRequestNoSubregions = 1u << 3;
+// kProfile: also keep the calling context (EdgeSlot per caller/callee).
+inline constexpr uint32_t kRequestCallpath = 1u << 4;
 static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.
@@ -239,6 +242,20 @@ struct AggregateSlot {
   uint64_t max;
 };
 static_assert(sizeof(AggregateSlot) == 32);
+
+// Callpath profile slot for one (slice, thread, edge): the instances of
+// `callee` whose nearest enclosing profiled region was `caller`. The edge
+// index of a pair is chosen by the application thread; caller and callee
+// are written when the slot's first instance is counted. Time in ticks.
+inline constexpr uint32_t kNoCaller = 0xffffffffu;  // a root: no profiled region encloses it
+struct EdgeSlot {
+  uint32_t caller;  // region index, or kNoCaller
+  uint32_t callee;
+  uint64_t calls;
+  uint64_t inclusive;  // outermost instances of callee only (recursion)
+  uint64_t exclusive;
+};
+static_assert(sizeof(EdgeSlot) == 32);
 
 // Trace records (kTrace requests). One single-producer ring per thread:
 // the thread appends at `head` (TraceRingHead, application-written), the
@@ -298,6 +315,7 @@ struct Layout {
   uint64_t aggregates;  // [thread]{AggregateRowHead, slot[request]}
   uint64_t profiles;    // [slice][thread][region]
   uint64_t request_threads;  // [request][kThreadMaskWords] thread masks (tool-written)
+  uint64_t edges;        // [slice][thread][max_edges] EdgeSlot
   uint64_t trace_heads;  // [thread] TraceRingHead
   uint64_t trace_tails;  // [thread] TraceRingTail (tool-written)
   uint64_t trace_rings;  // [thread][trace_records] TraceRecord
@@ -334,6 +352,8 @@ constexpr Layout compute_layout(const Geometry& g) {
   l.profiles =
       take(uint64_t{g.max_profile_slices} * g.max_threads * g.max_regions * sizeof(ProfileSlot));
   l.request_threads = take(uint64_t{g.max_requests} * kThreadMaskWords * sizeof(uint64_t));
+  at = align_up(at, 4096);
+  l.edges = take(uint64_t{g.max_profile_slices} * g.max_threads * g.max_edges * sizeof(EdgeSlot));
   l.trace_heads = take(uint64_t{g.max_threads} * sizeof(TraceRingHead));
   l.trace_tails = take(uint64_t{g.max_threads} * sizeof(TraceRingTail));
   at = align_up(at, 4096);
@@ -354,7 +374,7 @@ constexpr const char* validate_geometry(const Geometry& g) {
     return "string_pool_bytes out of range";
   if (g.trace_records > kHardMaxTraceRecords || (g.trace_records & (g.trace_records - 1)) != 0)
     return "trace_records must be a power of two of at most 16777216 (or 0)";
-  if (g.reserved != 0) return "reserved geometry field set";
+  if (g.max_edges > kHardMaxEdges) return "max_edges out of range";
   return nullptr;
 }
 
@@ -363,7 +383,7 @@ constexpr const char* validate_geometry(const Geometry& g) {
 inline constexpr Geometry kDefaultGeometry{
     /*max_regions=*/4096, /*max_threads=*/128,  /*max_requests=*/256,
     /*max_profile_slices=*/4, /*max_files=*/1024, /*string_pool_bytes=*/1u << 20,
-    /*trace_records=*/1u << 16, /*reserved=*/0};
+    /*trace_records=*/1u << 16, /*max_edges=*/4096};
 
 static_assert(validate_geometry(kDefaultGeometry) == nullptr);
 static_assert(compute_layout(kDefaultGeometry).total < (1ull << 34));
@@ -401,6 +421,9 @@ struct View {
   }
   uint64_t* request_threads(uint32_t request) const {
     return reinterpret_cast<uint64_t*>(base + l.request_threads) + uint64_t{request} * kThreadMaskWords;
+  }
+  EdgeSlot* edge_row(uint32_t slice, uint32_t thread) const {
+    return reinterpret_cast<EdgeSlot*>(base + l.edges) + (uint64_t{slice} * g.max_threads + thread) * g.max_edges;
   }
   TraceRingHead* trace_head(uint32_t thread) const {
     return reinterpret_cast<TraceRingHead*>(base + l.trace_heads) + thread;

@@ -1,6 +1,7 @@
 /*
  * test_trace - trace requests and their delivery through the call-back
- * (paper sections 3.3 and 4.4), tool and application in two processes.
+ * (paper sections 3.3 and 4.4), and the calling context of callpath
+ * profiles; tool and application in two processes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -254,6 +255,61 @@ static void test_hung_tool_turns_into_counted_discards(void **state)
     }
 }
 
+static const MRI_Callpath_Element *edge(const MRI_Callpath_Profile_Results *res, const char *caller, const char *callee)
+{
+    MRI_Region_Spec ce = region(callee), cr;
+    if (caller) cr = region(caller);
+    for (int i = 0; i < res->nr_Elements; ++i) {
+        const MRI_Callpath_Element *e = &res->element[i];
+        if (!same(&e->callee, &ce)) continue;
+        if (caller ? (e->has_caller && same(&e->caller, &cr)) : !e->has_caller) return e;
+    }
+    fail_msg("no edge %s -> %s", caller ? caller : "(root)", callee);
+    return NULL;
+}
+
+/* main -> step (N times) -> inner (twice per step): the callpath profile
+ * has exactly these edges, with consistent times. */
+static void test_callpath_profile(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "steps", "10", "2", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec t = MRI_EXECUTION_TIME;
+    MRI_Region_Table all = {NULL, 0};
+    MRI_Request_ID id = MRI_Callpath_Profile_Request(&t, &all, NULL, NULL);
+    assert_true(id > 0);
+    MRI_Request_ID flat = MRI_Profile_Request(&t, &all, NULL, NULL);
+    assert_true(flat > 0);
+    expect_error(MRI_Get_Callpath_Data(flat, &(MRI_Callpath_Profile_Results *){NULL}), "no calling context");
+    run_to_end();
+    MRI_Callpath_Profile_Results *res = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(id, &res), MRI_OK);
+    assert_int_equal(res->active, 1);
+    assert_int_equal(res->nr_Elements, 3);
+    const MRI_Callpath_Element *root = edge(res, NULL, "main");
+    const MRI_Callpath_Element *ms = edge(res, "main", "step");
+    const MRI_Callpath_Element *si = edge(res, "step", "inner");
+    assert_int_equal(root->instances, 1);
+    assert_int_equal(ms->instances, 10);
+    assert_int_equal(si->instances, 20);
+    assert_true(si->inclusive >= 20 * 0.5 * kMs * 0.99);       /* 0.5 ms per inner */
+    assert_true(ms->inclusive >= 10 * 2 * kMs * 0.99);         /* 2 ms per step */
+    assert_true(ms->exclusive >= 10 * 1 * kMs * 0.99);         /* the 1 ms outside its inners */
+    assert_true(ms->exclusive <= ms->inclusive - si->inclusive + 1e-6 * ms->inclusive);
+    assert_true(root->inclusive >= ms->inclusive);
+    /* The same totals as the flat profile of the same run. */
+    void *p = NULL;
+    assert_int_equal(MRI_Get_Data(id, &p), MRI_OK);
+    const MRI_Histogram_Profile_Results *f = p;
+    MRI_Region_Spec inner = region("inner");
+    for (int i = 0; i < f->nr_Elements; ++i)
+        if (same(&f->element[i].region, &inner)) {
+            assert_int_equal(f->element[i].instances, si->instances);
+            assert_true(f->element[i].inclusive == si->inclusive);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +317,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_execution_time_of_region_and_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,7 @@ TEST(Protocol, DefaultGeometryIsSane) { expect_sane(kDefaultGeometry); }
 
 TEST(Protocol, SmallAndLargeGeometriesAreSane) {
   expect_sane({1, 1, 1, 1, 1, 1, 0, 0});
+  expect_sane({3, 2, 4, 2, 1, 10, 1024, kHardMaxEdges});
   expect_sane({63, 3, 5, 2, 7, 100, 1024, 0});
   expect_sane({65, 17, 33, 3, 9, 4097, 1, 0});
   expect_sane({kHardMaxRegions, 8, 16, 1, kHardMaxFiles, kHardMaxStringPool, kHardMaxTraceRecords, 0});
@@ -66,6 +67,9 @@ TEST(Protocol, BadGeometriesAreNamed) {
   EXPECT_STREQ(validate_geometry(g), "trace_records must be a power of two of at most 16777216 (or 0)");
   g.trace_records = kHardMaxTraceRecords * 2;
   EXPECT_STREQ(validate_geometry(g), "trace_records must be a power of two of at most 16777216 (or 0)");
+  g = kDefaultGeometry;
+  g.max_edges = kHardMaxEdges + 1;
+  EXPECT_STREQ(validate_geometry(g), "max_edges out of range");
 }
 
 TEST(Protocol, BitmapCoversEveryRegion) {
@@ -78,7 +82,7 @@ TEST(Protocol, BitmapCoversEveryRegion) {
 }
 
 TEST(Protocol, ViewRowsStayInsideTheirAreas) {
-  const Geometry g{100, 8, 16, 2, 10, 1000, 2048, 0};
+  const Geometry g{100, 8, 16, 2, 10, 1000, 2048, 64};
   const Layout l = compute_layout(g);
   View v{nullptr, g, l};
   auto off = [&](const void* p) { return uint64_t(static_cast<const unsigned char*>(p) - v.base); };
@@ -91,6 +95,7 @@ TEST(Protocol, ViewRowsStayInsideTheirAreas) {
   EXPECT_EQ(off(v.trace_ring(7) + 2048), l.total);  // the rings come last and end the segment
   EXPECT_EQ(off(v.trace_tail(7) + 1), l.trace_tails + 8 * sizeof(TraceRingTail));
   EXPECT_EQ(l.trace_rings % 4096, 0u);
+  EXPECT_EQ(off(v.edge_row(1, 7) + 64), l.edges + 2 * 8 * 64 * sizeof(EdgeSlot));
   EXPECT_EQ(off(v.request_threads(15)) + kThreadMaskWords * 8, l.request_threads + 16 * kThreadMaskWords * 8);
 }
 
