@@ -14,6 +14,8 @@
 #   attached   ladder_tool attached  -- ladder_app: uninstrumented (control), attached
 #   aggregate  ladder_tool aggregate -- ladder_app: uninstrumented (control), aggregate
 #   profile    ladder_tool profile   -- ladder_app: uninstrumented (control), profile
+#   counter    ladder_tool counter   -- ladder_app: uninstrumented (control), counter
+#   trace      ladder_tool trace     -- ladder_app: uninstrumented (control), trace
 #
 # Environment: LADDER_REPETITIONS (default 5), LADDER_MIN_TIME (seconds per
 # repetition, default 0.2). The defaults take about 30 s on 2 cores.
@@ -69,6 +71,7 @@ run attached '^BM_(uninstrumented|attached)/' tool attached
 run aggregate '^BM_(uninstrumented|aggregate)/' tool aggregate
 run profile '^BM_(uninstrumented|profile)/' tool profile
 run counter '^BM_(uninstrumented|counter)/' tool counter
+run trace '^BM_(uninstrumented|trace)/' tool trace
 
 python3 - "$out" "$reps" "$min_time" <<'EOF' || status=1
 import json, os, sys
@@ -102,7 +105,7 @@ def stats(doc):
             r["cv"] = b["cpu_time"]
     return res
 
-runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile", "counter")}
+runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile", "counter", "trace")}
 
 # (label, run file, benchmark, target on the difference to the uninstrumented
 #  rung in ns, kind: 0 = must run dormant, 1 = must run under the tool,
@@ -114,6 +117,7 @@ rungs = [
     ("4 EXECUTION_TIME aggr.",   "aggregate", "BM_aggregate",      25.0, 1),
     ("5 EXECUTION_TIME profile", "profile",   "BM_profile",        40.0, 1),
     ("6 perf::TASK-CLOCK aggr.", "counter",   "BM_counter",        None, 1),
+    ("7 REGION_EVENT trace",     "trace",     "BM_trace",          30.0, 1),
     ("perf fd read(), 1 call",   "plain",     "BM_perf_read",      None, None),
     ("2x PAPI_read around body", "plain",     "BM_papi_pair",      None, "floor"),
     ("rdtsc, 1 call",            "plain",     "BM_rdtsc",          None, None),
@@ -167,8 +171,15 @@ for t in (1, 2):
         print(f"counter rung, {t} thread(s): monitor adds {extra:+.1f} ns = {share:+.1f} % to PAPI's "
               f"{p['median']:.1f} ns per pair (target <= 10 %: {'met' if share <= 10 else 'MISSED'})")
 
+# The trace rung writes two records per pair: its target is per record.
+for t in (1, 2):
+    s = runs["trace"].get(f"BM_trace/threads:{t}")
+    if s and "median" in s and t in base:
+        per = (s["median"] - base[t]) / 2
+        print(f"trace rung, {t} thread(s): {per:.2f} ns per REGION_EVENT record (target <= 15: {'met' if per <= 15 else 'MISSED'})")
+
 ctl = []
-for run in ("attached", "aggregate", "profile", "counter"):
+for run in ("attached", "aggregate", "profile", "counter", "trace"):
     for t in (1, 2):
         s = runs[run].get(f"BM_uninstrumented/threads:{t}")
         if s and "median" in s:

@@ -10,8 +10,11 @@ packages=(
   googletest libgtest-dev libgmock-dev  # unit and fault tests
   libhwloc-dev                       # machine topology (MRI_Get_System_Information)
   libbenchmark-dev                   # bench/
-  python3                            # bench/run_ladder.sh summary
+  python3 bc                         # bench/run_ladder.sh summary, bench/run_trace_export.sh
   procps util-linux                  # ipcs, used by the shared-memory check
+  libopen-trace-format2-dev          # OTF2 trace writer (tools/exporters; optional, MRI_USE_OTF2)
+  otf2-tools                         # otf2-print: the exporter tests read OTF2 archives back with it
+  valgrind                           # callgrind_annotate: the exporter tests read callgrind profiles with it
 )
 
 missing=()

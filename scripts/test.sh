@@ -2,7 +2,7 @@
 # The whole test suite on a fresh machine: install, build, run every test
 # (CTest: C API, fault, unit tests and the shared-memory leak check), then
 # the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
-# under ThreadSanitizer, and built without the optional PAPI and hwloc (the
+# under ThreadSanitizer, and built without the optional PAPI, hwloc and OTF2 (the
 # publication interface must then say they are absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +21,5 @@ BUILD_DIR=build-tsan scripts/build.sh -DMRI_SANITIZE=thread -DMRI_BUILD_BENCH=OF
 (cd build-tsan && ctest --output-on-failure)
 
 echo "== build and test without PAPI and hwloc"
-BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_BUILD_BENCH=OFF
+BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_USE_OTF2=OFF -DMRI_BUILD_BENCH=OFF
 (cd build-minimal && ctest --output-on-failure)

@@ -1,6 +1,7 @@
 // mri - command-line front end of the Monitoring Request Interface.
 //
-//   mri profile [options] -- PROGRAM [ARGS...]   per-region time profile
+//   mri profile [options] -- PROGRAM [ARGS...]   per-region time profile (-o: callgrind file)
+//   mri trace -o FILE [options] -- PROGRAM ...   trace archiver: VTF3 or OTF2
 //   mri regions -- PROGRAM [ARGS...]             the program's static information
 //   mri info                                     what this monitor can measure here
 //
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,11 +17,18 @@
 #include <vector>
 
 #include "mri.h"
+#include "mri_export.h"
+
+#include <ctime>
+#include <map>
+#include <tuple>
+#include <unordered_map>
 
 namespace {
 
 const char* kUsage =
-    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] -- PROGRAM [ARGS...]\n"
+    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [-o FILE] -- PROGRAM [ARGS...]\n"
+    "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--ring RECORDS] -- PROGRAM [ARGS...]\n"
     "       mri regions -- PROGRAM [ARGS...]\n"
     "       mri info\n"
     "       mri --help | --version\n"
@@ -31,6 +40,16 @@ const char* kUsage =
     "          --sort KEY     order of the rows (default: incl)\n"
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
+    "          -o FILE        also write the profile with its call tree in the callgrind\n"
+    "                         format (open it with kcachegrind or callgrind_annotate)\n"
+    "trace     the trace archiver: run PROGRAM and write every region enter and exit of\n"
+    "          every thread to FILE: VTF3 (ASCII), or OTF2 when FILE ends in .otf2 or\n"
+    "          with --format otf2 (FILE is then the archive's anchor file)\n"
+    "          --region NAME  trace this region and the regions it calls (default: all);\n"
+    "                         may be repeated\n"
+    "          --ring N       records per thread in shared memory (power of two, default\n"
+    "                         65536); a smaller ring makes threads wait for the archiver\n"
+    "                         more often\n"
     "regions   list the regions PROGRAM publishes, then end it\n"
     "info      list the runtime information, aggregations and machine facts\n";
 
@@ -138,8 +157,97 @@ int final_status(const char* program) {
   return st.exit_code;
 }
 
+// A callgrind event name: letters, digits and '_', starting with a letter.
+std::string event_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || !std::isalpha(static_cast<unsigned char>(out[0]))) out = "E" + out;
+  return out;
+}
+
+// Region index (MRI_Get_Regions order) by spec.
+using RegionKey = std::tuple<int, int, int>;
+RegionKey key_of(const MRI_Region_Spec& r) { return {int(r.type), r.id.file_ID, r.id.line_NR}; }
+
+std::map<RegionKey, uint32_t> region_indices(std::vector<mri::exporters::Region>* out) {
+  std::map<RegionKey, uint32_t> index;
+  MRI_Region_Table t;
+  if (MRI_Get_Regions(&t) != MRI_OK) die("regions");
+  for (int r = 0; r < t.nr_Elements; ++r) {
+    index[key_of(t.region[r])] = uint32_t(r);
+    if (out) {
+      MRI_Region_Info info;
+      mri::exporters::Region reg;
+      reg.id = uint32_t(r);
+      if (MRI_Get_Region_Info(&t.region[r], &info) == MRI_OK) {
+        reg.name = info.name;
+        reg.file = info.file;
+      } else {
+        reg.name = "?";
+        reg.file = "?";
+      }
+      reg.line = t.region[r].id.line_NR;
+      reg.kind = MRI_Region_Type_Name(t.region[r].type);
+      out->push_back(reg);
+    }
+  }
+  return index;
+}
+
+// The callgrind file of `mri profile -o`: regions as functions, exclusive
+// values as self costs, and the call tree from the callpath requests.
+void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID time_req,
+                          const std::vector<MRI_Request_ID>& metric_req) {
+  namespace ex = mri::exporters;
+  ex::Profile profile;
+  profile.program = prog[0];
+  for (char** a = prog; *a; ++a) profile.command += std::string(a == prog ? "" : " ") + *a;
+  profile.events.push_back("Time_ns");
+  profile.event_descriptions.push_back("Execution time (ns)");
+  for (const auto& m : g_metrics) {
+    profile.events.push_back(event_name(m));
+    profile.event_descriptions.push_back(m);
+  }
+  const auto index = region_indices(&profile.regions);
+  const size_t nev = profile.events.size();
+  std::map<uint32_t, std::vector<uint64_t>> self;
+  std::map<std::pair<uint32_t, uint32_t>, ex::ProfileCall> calls;
+  std::vector<MRI_Request_ID> reqs{time_req};
+  reqs.insert(reqs.end(), metric_req.begin(), metric_req.end());
+  for (size_t ev = 0; ev < reqs.size(); ++ev) {
+    MRI_Callpath_Profile_Results* res = nullptr;
+    if (MRI_Get_Callpath_Data(reqs[ev], &res) != MRI_OK) die("callpath results");
+    for (int i = 0; i < res->nr_Elements; ++i) {
+      const MRI_Callpath_Element& e = res->element[i];
+      auto callee = index.find(key_of(e.callee));
+      if (callee == index.end()) continue;
+      const uint32_t caller = e.has_caller && index.count(key_of(e.caller)) ? index.at(key_of(e.caller)) : ex::kNoCaller;
+      auto& s = self[callee->second];
+      s.resize(nev, 0);
+      s[ev] += uint64_t(e.exclusive + 0.5);
+      if (caller == ex::kNoCaller) continue;
+      ex::ProfileCall& c = calls[{caller, callee->second}];
+      c.caller = caller;
+      c.callee = callee->second;
+      c.inclusive.resize(nev, 0);
+      if (ev == 0) c.calls = e.instances;
+      c.inclusive[ev] += uint64_t(e.inclusive + 0.5);
+    }
+  }
+  for (auto& [region, costs] : self) profile.functions.push_back({region, costs});
+  for (auto& [k, c] : calls) profile.calls.push_back(c);
+  std::string error;
+  if (!ex::write_callgrind(path, profile, error)) {
+    std::fprintf(stderr, "mri: cannot write %s: %s\n", path.c_str(), error.c_str());
+    MRI_Finalize();
+    std::exit(1);
+  }
+  std::fprintf(stderr, "mri: wrote %s (%zu functions, %zu call edges; open it with kcachegrind or callgrind_annotate)\n",
+               path.c_str(), profile.functions.size(), profile.calls.size());
+}
+
 int cmd_profile(int argc, char** argv) {
-  std::string sort = "incl";
+  std::string sort = "incl", output;
   bool per_thread = false, all = false;
   int i = 0;
   for (; i < argc; ++i) {
@@ -160,6 +268,9 @@ int cmd_profile(int argc, char** argv) {
       per_thread = true;
     } else if (a == "--all") {
       all = true;
+    } else if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
+      output = argv[++i];
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -172,13 +283,15 @@ int cmd_profile(int argc, char** argv) {
 
   MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
   MRI_Region_Table every{nullptr, 0};
-  MRI_Request_ID req = MRI_Profile_Request(&ri, &every, nullptr, nullptr);
+  // With -o the requests keep the calling context for the call tree.
+  auto request = output.empty() ? MRI_Profile_Request : MRI_Callpath_Profile_Request;
+  MRI_Request_ID req = request(&ri, &every, nullptr, nullptr);
   if (req < 0) die("profile request");
   std::vector<MRI_Request_ID> metric_req;
   for (const auto& m : g_metrics) {
     MRI_Runtime_Information_Spec mri;
     if (MRI_Runtime_Information_By_Name(m.c_str(), &mri) != MRI_OK) die(("--metric " + m).c_str());
-    metric_req.push_back(MRI_Profile_Request(&mri, &every, nullptr, nullptr));
+    metric_req.push_back(request(&mri, &every, nullptr, nullptr));
     if (metric_req.back() < 0) die(("--metric " + m).c_str());
   }
   if (MRI_Start() != MRI_OK) die("start");
@@ -249,7 +362,200 @@ int cmd_profile(int argc, char** argv) {
       print_table(title, thread_rows[size_t(t)], sort, total);
     }
   }
+  if (!output.empty()) write_callgrind_file(output, prog, req, metric_req);
   int code = final_status(prog[0]);
+  MRI_Finalize();
+  return code;
+}
+
+// ---- mri trace: the trace archiver --------------------------------------
+
+// A region spec packed into one word, for the archiver's per-record lookup.
+uint64_t packed(const MRI_Region_Spec& r) {
+  return (uint64_t(uint32_t(r.type)) << 56) ^ (uint64_t(uint32_t(r.id.file_ID)) << 32) ^ uint32_t(r.id.line_NR);
+}
+
+struct Archiver {
+  std::unique_ptr<mri::exporters::TraceWriter> writer;
+  std::map<RegionKey, uint32_t> regions;
+  std::unordered_map<uint64_t, uint32_t> fast;  // packed spec -> id: the per-record lookup (a std::map of tuples cost 1/3 of the archiver's time)
+  std::vector<uint8_t> location_known;
+  std::vector<mri::exporters::TraceEvent> events;
+  std::string error;  // the first write error; later records are drained and dropped
+  unsigned long long records = 0;
+  time_t last_progress = 0;
+  bool progress = false;
+};
+Archiver g_archiver;
+
+bool add_location(Archiver& a, int thread) {
+  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)]) return true;
+  if (size_t(thread) >= a.location_known.size()) a.location_known.resize(size_t(thread) + 1, 0);
+  mri::exporters::Location loc;
+  loc.id = uint32_t(thread);
+  MRI_Active_Object_Spec ao{MRI_THREAD, thread};
+  MRI_Active_Object_Info info;
+  if (MRI_Get_Active_Object_Info(&ao, &info) == MRI_OK) {
+    loc.name = std::string("thread ") + std::to_string(thread) + (info.name[0] ? std::string(" ") + info.name : "");
+    loc.os_tid = info.os_id;
+  } else {
+    loc.name = "thread " + std::to_string(thread);
+  }
+  a.location_known[size_t(thread)] = 1;
+  return a.writer->add_location(loc, a.error);
+}
+
+// Region index of a record; regions published after the start are
+// announced to the writer when they first appear.
+bool region_of(Archiver& a, const MRI_Region_Spec& spec, uint32_t& id) {
+  const uint64_t k = packed(spec);
+  if (auto f = a.fast.find(k); f != a.fast.end()) {
+    id = f->second;
+    return true;
+  }
+  auto it = a.regions.find(key_of(spec));
+  if (it != a.regions.end()) {
+    id = it->second;
+    a.fast.emplace(k, id);
+    return true;
+  }
+  std::vector<mri::exporters::Region> all;
+  auto fresh = region_indices(&all);
+  for (const auto& r : all)  // ids are publication order: the new ones come after the known ones
+    if (r.id >= a.regions.size() && !a.writer->add_region(r, a.error)) return false;
+  a.regions = fresh;
+  it = a.regions.find(key_of(spec));
+  if (it == a.regions.end()) {
+    a.error = "a trace record names a region the program never published";
+    return false;
+  }
+  id = it->second;
+  a.fast.emplace(k, id);
+  return true;
+}
+
+void archive_records() {
+  Archiver& a = g_archiver;
+  static MRI_Trace_Element_Spec chunk[8192];
+  int n;
+  while ((n = MRI_Get_Trace_Records(chunk, 8192)) > 0) {
+    a.records += unsigned(n);
+    if (!a.error.empty()) continue;  // drain, so the program can finish
+    a.events.clear();
+    for (int i = 0; i < n; ++i) {
+      const MRI_Trace_Element_Spec& r = chunk[i];
+      uint32_t region;
+      if (!add_location(a, r.active_object.id) || !region_of(a, r.region, region)) break;
+      mri::exporters::TraceEvent ev;
+      ev.timestamp = r.timestamp;
+      ev.location = uint32_t(r.active_object.id);
+      ev.region = region;
+      ev.kind = r.data == MRI_TRACE_ENTER ? mri::exporters::EventKind::Enter : mri::exporters::EventKind::Leave;
+      a.events.push_back(ev);
+    }
+    if (a.error.empty()) a.writer->write(a.events.data(), a.events.size(), a.error);
+  }
+  if (a.progress && time(nullptr) - a.last_progress >= 2) {
+    a.last_progress = time(nullptr);
+    std::fprintf(stderr, "\rmri trace: %llu records written", a.records);
+  }
+}
+
+int cmd_trace(int argc, char** argv) {
+  namespace ex = mri::exporters;
+  std::string output, format;
+  std::vector<std::string> region_names;
+  unsigned ring = 0;
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
+      output = argv[++i];
+    } else if (a == "--format") {
+      if (i + 1 >= argc) usage_error("%s needs vtf3 or otf2", a.c_str());
+      format = argv[++i];
+    } else if (a == "--region") {
+      if (i + 1 >= argc) usage_error("%s needs a region name", a.c_str());
+      region_names.push_back(argv[++i]);
+    } else if (a == "--ring") {
+      if (i + 1 >= argc) usage_error("%s needs a number of records", a.c_str());
+      char* end = nullptr;
+      ring = unsigned(std::strtoul(argv[++i], &end, 10));
+      if (!end || *end) usage_error("--ring: '%s' is not a number", argv[i]);
+    } else if (a.size() && a[0] == '-') {
+      usage_error("unknown option '%s'", a.c_str());
+    } else {
+      break;
+    }
+  }
+  if (output.empty()) usage_error("%s", "trace needs an output file (-o FILE)");
+  if (i >= argc) usage_error("%s", "trace needs a program to run (after --)");
+  ex::TraceFormat fmt = ex::trace_format_for_path(output);
+  if (!format.empty() && !ex::parse_trace_format(format, fmt)) usage_error("unknown trace format '%s' (vtf3, otf2)", format.c_str());
+  char** prog = argv + i;
+  if (MRI_Init() != MRI_OK) die("init");
+  if (ring && MRI_Set_Trace_Buffer_Size(ring, std::max(ring, 1u << 20)) != MRI_OK) die("--ring");
+  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+
+  Archiver& a = g_archiver;
+  a.progress = isatty(2);
+  a.last_progress = time(nullptr);
+  ex::TraceDefinitions defs;
+  defs.program = prog[0];
+  defs.timer_resolution = 1'000'000'000;  // MRI timestamps are nanoseconds
+  a.regions = region_indices(&defs.regions);
+  a.writer = ex::make_trace_writer(fmt);
+  std::string error;
+  if (!a.writer || !a.writer->begin(output, defs, error)) {
+    std::fprintf(stderr, "mri: cannot write %s: %s\n", output.c_str(), a.writer ? error.c_str() : "no writer");
+    MRI_Application_Finish();
+    MRI_Finalize();
+    return 1;
+  }
+  std::vector<MRI_Region_Spec> specs;
+  for (const auto& name : region_names) {
+    MRI_Region_Spec r;
+    if (MRI_Find_Region(name.c_str(), &r) != MRI_OK) die(("--region " + name).c_str());
+    specs.push_back(r);
+  }
+  MRI_Region_Table table{specs.empty() ? nullptr : specs.data(), int(specs.size())};
+  MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+  if (MRI_Register_Call_Back_Function(archive_records) != MRI_OK) die("call-back");
+  if (MRI_Trace_Request(&ev, &table, nullptr, nullptr) < 0) die("trace request");
+  if (MRI_Start() != MRI_OK) die("start");
+  for (;;) {
+    int st = MRI_Wait();
+    if (st == MRI_Error) die("wait");
+    if (st == MRI_APPLICATION_TERMINATED) break;
+    if (MRI_Start() != MRI_OK) die("continue");
+  }
+  // MRI_Wait returned TERMINATED: the final call-back has run.
+  if (a.progress) std::fprintf(stderr, "\n");
+  unsigned long long emitted = 0, discarded = 0;
+  MRI_Active_Object_Table objects;
+  if (Get_Available_Active_Objects(&objects) == MRI_OK)
+    for (int k = 0; k < objects.nr_Elements; ++k) {
+      if (objects.active_object[k].type != MRI_THREAD) continue;
+      MRI_Trace_Statistics st;
+      if (MRI_Get_Trace_Statistics(&objects.active_object[k], &st) != MRI_OK) continue;
+      emitted += st.emitted;
+      discarded += st.discarded;
+    }
+  int code = final_status(prog[0]);
+  if (a.error.empty()) a.writer->finish(a.error);
+  if (!a.error.empty()) {
+    std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(), a.error.c_str());
+    MRI_Finalize();
+    return 1;
+  }
+  std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu threads; %llu records emitted, %llu discarded\n",
+               output.c_str(), fmt == ex::TraceFormat::Otf2 ? "OTF2" : "VTF3", (unsigned long long)a.writer->events_written(),
+               a.location_known.size(), emitted, discarded);
   MRI_Finalize();
   return code;
 }
@@ -343,6 +649,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "profile") return cmd_profile(argc - 2, argv + 2);
   if (cmd == "regions") return cmd_regions(argc - 2, argv + 2);
+  if (cmd == "trace") return cmd_trace(argc - 2, argv + 2);
   if (cmd == "info") return cmd_info();
   usage_error("unknown command '%s'", cmd.c_str());
 }

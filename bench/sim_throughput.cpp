@@ -1,0 +1,147 @@
+// sim_throughput - how many memory references per second the cache
+// simulator (simulator/) handles on one core. docs/PERFORMANCE.md, "Cache
+// simulator throughput", has the figures and the command.
+//
+// The streams are generated, not recorded: the data references that a
+// compiled 256 x 256 double matrix multiply C = A B makes, in the order it
+// makes them (the accumulator in a register, so no stores in the inner
+// loop), for the first 16 rows of C (2.1 million references, 33 MB as
+// Access records; every row repeats the pattern of the others, so 16 rows
+// are representative and the array stays out of the way of the simulated
+// caches' own memory). The arrays are at fixed addresses.
+//   ijk: for i, j { s = 0; for k: s += A[i][k] * B[k][j]; C[i][j] = s }
+//        B is walked down a column: a stride of 2 KiB, which maps every
+//        B reference of a column to 2 of the 64 L1 sets; about half of all
+//        references miss L1 and hit L2.
+//   ikj: for i, k { a = A[i][k]; for j: C[i][j] += a * B[k][j] }
+//        the loop order a programmer would choose: unit strides, about 4%
+//        of references miss L1.
+// Each benchmark iteration replays the whole stream in batches of 4096 (the
+// batch size of the in-application adapter), so the caches are warm after
+// the first iteration.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "cachesim.h"
+
+namespace {
+
+using mri::sim::Access;
+
+constexpr uint64_t kN = 256;
+constexpr uint64_t kRows = 16;
+constexpr uint64_t kA = 0x10000000, kB = kA + kN * kN * 8, kC = kB + kN * kN * 8;
+
+uint64_t at(uint64_t base, uint64_t row, uint64_t col) { return base + (row * kN + col) * 8; }
+
+const std::vector<Access>& stream_ijk() {
+  static const std::vector<Access> s = [] {
+    std::vector<Access> v;
+    v.reserve(kRows * kN * (2 * kN + 1));
+    for (uint64_t i = 0; i < kRows; ++i)
+      for (uint64_t j = 0; j < kN; ++j) {
+        for (uint64_t k = 0; k < kN; ++k) {
+          v.push_back({at(kA, i, k), 8, mri::sim::kRead});
+          v.push_back({at(kB, k, j), 8, mri::sim::kRead});
+        }
+        v.push_back({at(kC, i, j), 8, mri::sim::kWrite});
+      }
+    return v;
+  }();
+  return s;
+}
+
+const std::vector<Access>& stream_ikj() {
+  static const std::vector<Access> s = [] {
+    std::vector<Access> v;
+    v.reserve(kRows * kN * (1 + 3 * kN));
+    for (uint64_t i = 0; i < kRows; ++i)
+      for (uint64_t k = 0; k < kN; ++k) {
+        v.push_back({at(kA, i, k), 8, mri::sim::kRead});
+        for (uint64_t j = 0; j < kN; ++j) {
+          v.push_back({at(kB, k, j), 8, mri::sim::kRead});
+          v.push_back({at(kC, i, j), 8, mri::sim::kRead});
+          v.push_back({at(kC, i, j), 8, mri::sim::kWrite});
+        }
+      }
+    return v;
+  }();
+  return s;
+}
+
+std::unique_ptr<mri::sim::Hierarchy> make(const char* text) {
+  mri::sim::HierarchyConfig c;
+  std::string error = mri::sim::parse_config(text, c);
+  std::unique_ptr<mri::sim::Hierarchy> h;
+  if (error.empty()) h = mri::sim::Hierarchy::create(c, &error);
+  if (!h) {
+    std::fprintf(stderr, "sim_throughput: %s: %s\n", text, error.c_str());
+    std::exit(1);
+  }
+  return h;
+}
+
+constexpr const char* kTwoLevels = "L1:32K,8,64,lru;L2:1M,16,64,lru";
+constexpr const char* kThreeLevels = "L1:32K,8,64,lru;L2:1M,16,64,lru;L3:32M,16,64,lru,shared";
+
+// Replays `stream` through `h`, reporting references/s and L1's miss ratio.
+void replay(benchmark::State& state, mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
+  constexpr size_t kBatch = 4096;
+  for (auto _ : state) {
+    for (size_t i = 0; i < stream.size(); i += kBatch)
+      h.simulate(0, stream.data() + i, std::min(kBatch, stream.size() - i));
+  }
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(stream.size()));
+  const mri::sim::LevelCounters l1 = h.counters(0, 0);
+  state.counters["L1_miss_%"] =
+      100.0 * double(l1.read_misses + l1.write_misses) / double(l1.reads() + l1.writes());
+}
+
+void BM_L1L2_matmul_ijk(benchmark::State& state) {
+  auto h = make(kTwoLevels);
+  replay(state, *h, stream_ijk());
+}
+
+void BM_L1L2_matmul_ikj(benchmark::State& state) {
+  auto h = make(kTwoLevels);
+  replay(state, *h, stream_ikj());
+}
+
+// A monitor over B (512 KiB) with 64 bins, counting L1 and L2 read hits and
+// misses: every B reference is inside it, half of the references.
+void BM_L1L2_matmul_ijk_monitor(benchmark::State& state) {
+  auto h = make(kTwoLevels);
+  mri::sim::MonitorSpec spec;
+  spec.begin = kB;
+  spec.end = kB + kN * kN * 8;
+  spec.bins = 64;
+  for (uint8_t level : {0, 1})
+    for (auto kind : {mri::sim::EventKind::kReadHit, mri::sim::EventKind::kReadMiss})
+      spec.events.push_back({level, kind});
+  std::string error;
+  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
+  replay(state, *h, stream_ijk());
+}
+
+void BM_L1L2L3_matmul_ijk(benchmark::State& state) {
+  auto h = make(kThreeLevels);
+  replay(state, *h, stream_ijk());
+}
+
+void BM_L1L2L3_matmul_ikj(benchmark::State& state) {
+  auto h = make(kThreeLevels);
+  replay(state, *h, stream_ikj());
+}
+
+BENCHMARK(BM_L1L2_matmul_ijk)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_matmul_ikj)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_matmul_ijk_monitor)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2L3_matmul_ijk)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2L3_matmul_ikj)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,245 @@
+// cachesim.h - a standalone cache-hierarchy simulator (no MRI dependency).
+//
+// What it models (README.md has the details and the config syntax):
+//   - 1 to 8 data/unified levels L1..Ln, each set-associative with its own
+//     size, line size and associativity, LRU or FIFO replacement,
+//     write-back or write-through, write-allocate or no-write-allocate;
+//   - an optional private level-1 instruction cache (I1) whose misses go to
+//     L2 (or to memory when there is only L1);
+//   - N simulated cores; each level is private (one instance per core) or
+//     shared by groups of cores; a write invalidates the line in every cache
+//     instance that is not on the writing core's path;
+//   - address-range monitors that count chosen events per range and per
+//     histogram bin while the cache state is simulated for every access;
+//   - a cachegrind-compatible mode that reproduces Valgrind cachegrind's
+//     counts exactly from the same address stream.
+//
+// Thread safety: every public member of Hierarchy takes one internal mutex,
+// so any thread may call any of them. simulate() holds it for the whole
+// batch: threads feeding different cores serialise batch by batch, which
+// keeps the result a deterministic interleaving of whole batches. The free
+// functions are pure and thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mri::sim {
+
+// ---------------------------------------------------------------- config
+
+enum class Replacement : uint8_t {
+  kLru,   // least recently used: a hit makes the line the most recent
+  kFifo,  // first in, first out: hits do not change the eviction order
+};
+
+// One cache level. Sizes are in bytes.
+struct LevelConfig {
+  uint64_t size_bytes = 0;
+  uint32_t ways = 0;        // associativity
+  uint32_t line_bytes = 0;
+  Replacement replacement = Replacement::kLru;
+  // Cores per instance of this level: 1 = private, 0 = one instance shared
+  // by all cores, N = cores 0..N-1 share one instance, N..2N-1 the next, ...
+  uint32_t shared_by = 1;
+  bool write_back = true;      // false: write-through (every write goes on)
+  bool write_allocate = true;  // false: a write miss does not fill the line
+};
+
+struct HierarchyConfig {
+  std::vector<LevelConfig> levels;            // data/unified; [0] is L1
+  std::optional<LevelConfig> instruction_l1;  // I1, private
+  uint32_t cores = 1;
+  // Reproduce cachegrind's counting (README.md, "cachegrind-compatible
+  // mode"); needs exactly L1 and L2, LRU, write-back, write-allocate, one core.
+  bool cachegrind_compatible = false;
+};
+
+inline constexpr uint32_t kMaxLevels = 8;
+inline constexpr uint32_t kMaxCores = 1024;
+
+// Checks a configuration. Returns "" when it is usable, else one message that
+// names the level, the field and the reason, e.g.
+//   "L2: 24576 sets is not a power of two (size 1536K / (64-byte lines x 1 way))".
+// Pure; thread-safe.
+std::string validate_config(const HierarchyConfig& config);
+
+// Parses the config syntax (README.md), e.g.
+//   "L1:32K,8,64,lru,private;L2:1M,16,64;L3:32M,16,64,shared;cores=4".
+// Items are separated by ';' or newlines; '#' starts a comment to the end of
+// the line. A level is NAME:SIZE,WAYS,LINE[,OPTION...] with NAME L1..L8 or
+// I1, SIZE a byte count with an optional K, M or G (powers of 1024) suffix,
+// OPTION one of lru fifo private shared shared=N wb wt wa nwa. Other items:
+// cores=N, cachegrind-compat. Unless `text` starts with '@', which reads the
+// rest as a file name (parse_config_file). On success stores the validated
+// config in `out` and returns ""; on failure leaves `out` alone and returns
+// the reason. Pure apart from reading the file; thread-safe.
+std::string parse_config(std::string_view text, HierarchyConfig& out);
+
+// Reads a config file (same syntax, any number of lines). Errors name the file.
+std::string parse_config_file(const std::string& path, HierarchyConfig& out);
+
+// The canonical text of a config, which parse_config() reads back to an
+// equal config. Pure; thread-safe.
+std::string format_config(const HierarchyConfig& config);
+
+// The data/unified caches of this machine: from hwloc when the library was
+// built with it (MRI_SIM_HAVE_HWLOC), else from sysconf(_SC_LEVEL1_DCACHE_*),
+// else the fallback "L1:32K,8,64;L2:1M,16,64;L3:8M,16,64,shared". cores is
+// the number of hardware threads. A set count that is not a power of two
+// (e.g. a 480 MiB 16-way cache) is folded into the associativity so that the
+// size stays exact. `source`, when given, receives where the values came
+// from ("hwloc", "sysconf" or "fallback"). Never fails; thread-safe.
+HierarchyConfig default_config(std::string* source = nullptr);
+
+// ---------------------------------------------------------------- accesses
+
+enum AccessType : uint32_t {
+  kRead = 0,
+  kWrite = 1,
+  kModify = 2,       // read then write of the same bytes by one instruction
+  kInstruction = 3,  // instruction fetch (simulated only with an I1)
+};
+
+// One memory reference. 16 bytes, so a batch is a plain array.
+struct Access {
+  uint64_t addr;
+  uint32_t size;  // bytes; 0 is taken as 1
+  AccessType type;
+};
+static_assert(sizeof(Access) == 16, "Access is a 16-byte record");
+
+// Events counted per core and level. accesses = hits + misses.
+struct LevelCounters {
+  uint64_t read_hits = 0, read_misses = 0;
+  uint64_t write_hits = 0, write_misses = 0;
+  uint64_t fetch_hits = 0, fetch_misses = 0;  // instruction fetches (I1, and
+                                              // the levels below it)
+  uint64_t write_backs = 0;    // dirty lines this level sent down
+  uint64_t invalidations = 0;  // lines removed by another core's write
+  uint64_t reads() const { return read_hits + read_misses; }
+  uint64_t writes() const { return write_hits + write_misses; }
+  uint64_t fetches() const { return fetch_hits + fetch_misses; }
+  LevelCounters& operator+=(const LevelCounters& o);
+};
+
+// References handed to simulate(), by type, per core.
+struct ReferenceCounts {
+  uint64_t reads = 0, writes = 0, modifies = 0, instructions = 0;
+  uint64_t total() const { return reads + writes + modifies + instructions; }
+};
+
+// ---------------------------------------------------------------- monitors
+
+enum class EventKind : uint8_t {
+  kReadHit = 0,
+  kReadMiss = 1,
+  kWriteHit = 2,
+  kWriteMiss = 3,
+  kWriteBack = 4,     // attributed to the address of the evicted line
+  kInvalidation = 5,  // attributed to the address of the invalidated line
+};
+inline constexpr uint32_t kEventKinds = 6;
+const char* event_kind_name(EventKind kind);  // "read_hit", "read_miss", ...
+
+// An event at one data level (0 = L1). Instruction fetches are not monitored.
+struct Event {
+  uint8_t level;
+  EventKind kind;
+  bool operator==(const Event&) const = default;
+};
+
+// What a monitor counts. Events of a reference are attributed to the first
+// byte of the reference that lies in the line concerned (so the two halves
+// of a straddling access land in their own lines; in cachegrind-compatible
+// mode, where an access is one event, to its first byte).
+struct MonitorSpec {
+  bool whole_address_space = false;  // if true, begin/end are ignored
+  uint64_t begin = 0, end = 0;       // [begin, end), end > begin
+  // Equal-width bins of ceil((end - begin) / bins) bytes; the last may be
+  // shorter. Must be 1 for a whole-address-space monitor.
+  uint32_t bins = 1;
+  std::vector<Event> events;  // at least one; duplicates are ignored
+  int32_t core = -1;          // count only this core's references; -1 = all
+  bool enabled = true;
+};
+
+struct MonitorResult {
+  std::vector<Event> events;     // sorted by (level, kind), no duplicates
+  std::vector<uint64_t> totals;  // per event
+  uint32_t bins = 1;
+  uint64_t bin_bytes = 0;  // width of a bin (0 for whole address space)
+  std::vector<uint64_t> bin_counts;  // bins x events, row by row
+  uint64_t count(uint32_t bin, size_t event_index) const {
+    return bin_counts[size_t(bin) * events.size() + event_index];
+  }
+};
+
+// ---------------------------------------------------------------- hierarchy
+
+class Hierarchy {
+ public:
+  // Builds the caches (all lines invalid). Returns null and sets *error to
+  // validate_config()'s message when the config is not usable.
+  static std::unique_ptr<Hierarchy> create(const HierarchyConfig& config, std::string* error);
+  ~Hierarchy();
+  Hierarchy(const Hierarchy&) = delete;
+  Hierarchy& operator=(const Hierarchy&) = delete;
+
+  // Simulates `n` references made by one core, in order. `core` is taken
+  // modulo cores(), so application thread i may pass i (thread i -> core
+  // i mod cores). No allocation, no error: a size of 0 is taken as 1.
+  // Takes the hierarchy's mutex once for the whole batch.
+  void simulate(uint32_t core, const Access* accesses, size_t n);
+  // One reference; the same as a batch of one (the mutex costs ~20 ns).
+  void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);
+
+  // Counters of data level `level` (0 = L1) for one core; for a shared
+  // level, the events caused by that core's references. Out-of-range core
+  // or level gives zeros.
+  LevelCounters counters(uint32_t core, uint32_t level) const;
+  LevelCounters total_counters(uint32_t level) const;  // summed over cores
+  LevelCounters instruction_counters(uint32_t core) const;  // I1 (zeros without)
+  ReferenceCounts references(uint32_t core) const;
+  ReferenceCounts total_references() const;
+  void reset_counters();   // counters only; cache contents stay
+  void invalidate_all();   // empties every cache, without write-backs
+
+  // Monitors. add_monitor returns an id >= 0, or -1 with *error set (empty
+  // range, bins = 0, no events, an event level beyond the hierarchy, core out
+  // of range, whole address space with bins != 1). The others return false
+  // for an unknown id. Changing monitors never touches the cache state.
+  int add_monitor(const MonitorSpec& spec, std::string* error);
+  bool remove_monitor(int id);
+  bool set_monitor_enabled(int id, bool enabled);
+  bool reset_monitor(int id);
+  bool monitor_result(int id, MonitorResult* out) const;
+
+  const HierarchyConfig& config() const;
+  uint32_t cores() const;
+  uint32_t levels() const;  // data levels
+
+  struct Impl;
+
+ private:
+  explicit Hierarchy(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------- traces
+
+// Parses one line of `valgrind --tool=lackey --trace-mem=yes` output:
+//   "I  04222cac,3"   instruction fetch
+//   " L 04222cac,8"   load       " S ..." store       " M ..." modify
+// Lines starting with "==" or "--" (Valgrind's own messages) and empty
+// lines are skipped. Returns 1 and fills *out for a reference, 0 for a
+// skipped line, -1 with *error set (without the line number) otherwise.
+// Pure; thread-safe.
+int parse_lackey_line(std::string_view line, Access* out, std::string* error);
+
+}  // namespace mri::sim

@@ -1,0 +1,794 @@
+// hierarchy.cpp - the simulation engine.
+//
+// Layout. Each level keeps, per instance, sets x ways tag words, one set
+// contiguous. A tag word is (line number << 1) | dirty, where the line
+// number is the address shifted right by log2(line size) (the whole number,
+// not only the bits above the set index: one compare needs no masking). In
+// each set the ways are kept in recency order for LRU (way 0 = most recent)
+// and in insertion order for FIFO (way 0 = newest), so the eviction victim
+// is always the last way and the common hit is a compare with way 0.
+// Invalid ways hold kInvalid, which no line number can match.
+//
+// Specialisation. simulate() calls one of four kernels chosen when the
+// hierarchy or its monitors change (never per access): {default,
+// cachegrind-compatible} x {no monitor enabled, some monitor enabled}. The
+// default kernel's loop handles an L1 hit of a read, or of a write to a line
+// that is already dirty, inline; everything else goes to the out-of-line
+// general path. On the matrix-multiply stream of bench/sim_throughput.cpp
+// about 90% of references take the inline path.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "cachesim.h"
+
+namespace mri::sim {
+
+namespace {
+
+constexpr uint64_t kInvalid = ~uint64_t{1};
+constexpr uint64_t kDirty = 1;
+
+// Counter classes.
+enum Class : uint32_t { kClsRead = 0, kClsWrite = 1, kClsFetch = 2 };
+
+// What a level is asked to do with a line.
+enum Op : uint8_t {
+  kOpRead,       // demand read (or a fill for a read above)
+  kOpWrite,      // the written data arrives here (demand write, write-through, no-write-allocate)
+  kOpWriteFill,  // a fill for a line that a write-back level above will write
+  kOpFetch,      // instruction fetch (or a fill for one)
+};
+
+constexpr Class op_class(Op op) {
+  return op == kOpRead ? kClsRead : op == kOpFetch ? kClsFetch : kClsWrite;
+}
+
+struct RawCounters {
+  uint64_t accesses[3] = {0, 0, 0};
+  uint64_t misses[3] = {0, 0, 0};
+  uint64_t write_backs = 0;
+  uint64_t invalidations = 0;
+};
+
+// One level with all its instances.
+struct Cache {
+  uint32_t line_shift = 0;  // log2(line bytes)
+  uint64_t set_mask = 0;    // sets - 1
+  uint64_t sets = 0;
+  uint32_t ways = 0;
+  bool lru = true;
+  bool write_back = true;
+  bool write_allocate = true;
+  uint32_t cores_per_instance = 1;
+  uint32_t instances = 1;
+  std::vector<uint64_t> tags;
+  std::vector<uint64_t*> core_base;  // [core]: the tags of the core's instance
+
+  void init(const LevelConfig& l, uint32_t cores) {
+    line_shift = uint32_t(std::countr_zero(l.line_bytes));
+    sets = l.size_bytes / (uint64_t(l.line_bytes) * l.ways);
+    set_mask = sets - 1;
+    ways = l.ways;
+    lru = l.replacement == Replacement::kLru;
+    write_back = l.write_back;
+    write_allocate = l.write_allocate;
+    cores_per_instance = l.shared_by == 0 ? cores : l.shared_by;
+    instances = cores / cores_per_instance;
+    tags.assign(size_t(instances) * sets * ways, kInvalid);
+    core_base.resize(cores);
+    for (uint32_t core = 0; core < cores; ++core) core_base[core] = instance_base(instance_of(core));
+  }
+  uint32_t instance_of(uint32_t core) const { return core / cores_per_instance; }
+  uint64_t* instance_base(uint32_t instance) { return tags.data() + size_t(instance) * sets * ways; }
+  uint64_t* set_for(uint32_t instance, uint64_t line) {
+    return instance_base(instance) + size_t(line & set_mask) * ways;
+  }
+  uint64_t* core_set(uint32_t core, uint64_t line) { return core_base[core] + size_t(line & set_mask) * ways; }
+};
+
+// Index of the way holding `key` (a line number << 1), or -1.
+inline int find_way(const uint64_t* set, uint32_t ways, uint64_t key) {
+  for (uint32_t w = 0; w < ways; ++w)
+    if ((set[w] ^ key) <= 1) return int(w);
+  return -1;
+}
+
+inline void move_to_front(uint64_t* set, int way) {
+  const uint64_t entry = set[way];
+  for (int j = way; j > 0; --j) set[j] = set[j - 1];
+  set[0] = entry;
+}
+
+// Puts `entry` in way 0 and returns the word pushed out of the last way.
+inline uint64_t insert_front(uint64_t* set, uint32_t ways, uint64_t entry) {
+  const uint64_t victim = set[ways - 1];
+  for (uint32_t j = ways - 1; j > 0; --j) set[j] = set[j - 1];
+  set[0] = entry;
+  return victim;
+}
+
+// LRU lookup and reorder in one pass over the set. On a hit the line moves
+// to way 0 and 0 is returned. On a miss every way moves down one, way 0 is
+// left holding kInvalid for the caller to fill, the word pushed out of the
+// last way goes to *victim, and -1 is returned. One pass instead of a scan
+// and then a shift: on the ijk matmul stream (bench/sim_throughput.cpp),
+// where half the references miss L1 and find their line 8 deep in L2, this
+// took the throughput from 78 to 90 million references/s.
+inline int lookup_lru(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
+  uint64_t prev = set[0];
+  if ((prev ^ key) <= 1) return 0;
+  for (uint32_t w = 1; w < ways; ++w) {
+    const uint64_t cur = set[w];
+    set[w] = prev;
+    if ((cur ^ key) <= 1) {
+      set[0] = cur;
+      return 0;
+    }
+    prev = cur;
+  }
+  set[0] = kInvalid;
+  *victim = prev;
+  return -1;
+}
+
+inline void remove_way(uint64_t* set, uint32_t ways, int way) {
+  for (uint32_t j = uint32_t(way); j + 1 < ways; ++j) set[j] = set[j + 1];
+  set[ways - 1] = kInvalid;
+}
+
+constexpr uint32_t event_bit(uint32_t level, EventKind kind) { return level * 8 + uint32_t(kind); }
+
+constexpr EventKind hit_kind(Class cls) { return cls == kClsRead ? EventKind::kReadHit : EventKind::kWriteHit; }
+constexpr EventKind miss_kind(Class cls) { return cls == kClsRead ? EventKind::kReadMiss : EventKind::kWriteMiss; }
+
+struct MonitorData {
+  MonitorSpec spec;
+  std::vector<Event> events;  // sorted, unique
+  uint64_t mask = 0;          // event bits
+  uint64_t bin_bytes = 0;
+  std::vector<uint64_t> totals;
+  std::vector<uint64_t> bins;
+};
+
+// The enabled monitors in the form the kernels read.
+struct ActiveMonitor {
+  uint64_t begin;
+  uint64_t span;  // end - begin; ~0 for the whole address space
+  uint64_t mask;
+  int32_t core;
+  uint32_t events;
+  uint64_t bin_bytes;  // 0: one bin
+  int bin_shift;       // log2(bin_bytes) when a power of two, else -1
+  uint64_t* totals;
+  uint64_t* bins;
+};
+
+}  // namespace
+
+struct Hierarchy::Impl {
+  HierarchyConfig config;
+  uint32_t cores = 1;
+  uint32_t nlevels = 0;
+  std::vector<Cache> data;
+  bool has_icache = false;
+  Cache icache;
+  // Index of the first level with a single instance (nlevels if none): a
+  // read that leaves the multi-instance levels must see other cores'
+  // dirty copies first.
+  uint32_t first_single = 0;
+  bool coherent = false;     // more than one core and some level with more than one instance
+  uint32_t compat_max_size = 0;  // cachegrind clamps larger accesses to its smallest line size
+
+  std::vector<RawCounters> counters;  // [core * (nlevels + 1) + level]; level nlevels = I1
+  std::vector<ReferenceCounts> refs;  // per core
+
+  std::map<int, MonitorData> monitors;
+  int next_monitor_id = 0;
+  std::vector<ActiveMonitor> active;
+  uint64_t active_lo = 0, active_span = 0;  // hull of the enabled monitors
+
+  mutable std::mutex mutex;
+  using Kernel = void (Impl::*)(uint32_t, const Access*, size_t);
+  Kernel kernel = nullptr;
+
+  RawCounters& raw(uint32_t core, uint32_t level) { return counters[size_t(core) * (nlevels + 1) + level]; }
+
+  void init(const HierarchyConfig& c) {
+    config = c;
+    cores = c.cores;
+    nlevels = uint32_t(c.levels.size());
+    data.resize(nlevels);
+    for (uint32_t i = 0; i < nlevels; ++i) data[i].init(c.levels[i], cores);
+    has_icache = c.instruction_l1.has_value();
+    if (has_icache) icache.init(*c.instruction_l1, cores);
+    first_single = nlevels;
+    for (uint32_t i = 0; i < nlevels; ++i)
+      if (data[i].instances == 1) {
+        first_single = i;
+        break;
+      }
+    coherent = cores > 1 && first_single > 0;
+    compat_max_size = c.levels[0].line_bytes;
+    for (const LevelConfig& l : c.levels) compat_max_size = std::min(compat_max_size, l.line_bytes);
+    if (has_icache) compat_max_size = std::min(compat_max_size, c.instruction_l1->line_bytes);
+    counters.assign(size_t(cores) * (nlevels + 1), RawCounters{});
+    refs.assign(cores, ReferenceCounts{});
+    choose_kernel();
+  }
+
+  void choose_kernel() {
+    const bool mon = !active.empty();
+    if (config.cachegrind_compatible)
+      kernel = mon ? &Impl::run_compat<true> : &Impl::run_compat<false>;
+    else
+      kernel = mon ? &Impl::run_default<true> : &Impl::run_default<false>;
+  }
+
+  // ------------------------------------------------------------ monitors
+
+  void refresh_active() {
+    active.clear();
+    uint64_t lo = ~uint64_t{0}, hi = 0;
+    bool whole = false;
+    for (auto& [id, m] : monitors) {
+      if (!m.spec.enabled) continue;
+      ActiveMonitor a;
+      a.begin = m.spec.whole_address_space ? 0 : m.spec.begin;
+      a.span = m.spec.whole_address_space ? ~uint64_t{0} : m.spec.end - m.spec.begin;
+      a.mask = m.mask;
+      a.core = m.spec.core;
+      a.events = uint32_t(m.events.size());
+      a.bin_bytes = m.spec.bins == 1 ? 0 : m.bin_bytes;
+      a.bin_shift = a.bin_bytes && std::has_single_bit(a.bin_bytes) ? std::countr_zero(a.bin_bytes) : -1;
+      a.totals = m.totals.data();
+      a.bins = m.bins.data();
+      active.push_back(a);
+      if (m.spec.whole_address_space) whole = true;
+      lo = std::min(lo, a.begin);
+      hi = std::max(hi, m.spec.end);
+    }
+    if (whole) {
+      active_lo = 0;
+      active_span = ~uint64_t{0};
+    } else if (!active.empty()) {
+      active_lo = lo;
+      active_span = hi - lo;
+    } else {
+      active_lo = 0;
+      active_span = 0;
+    }
+    choose_kernel();
+  }
+
+  // Range check against the hull of all enabled monitors first: most
+  // references of a program are outside a monitored data structure.
+  template <bool kMon>
+  inline void note(uint32_t core, uint64_t addr, uint32_t level, EventKind kind) {
+    if constexpr (kMon) {
+      if (addr - active_lo < active_span) note_slow(core, addr, event_bit(level, kind));
+    }
+  }
+
+  __attribute__((noinline)) void note_slow(uint32_t core, uint64_t addr, uint32_t bit) {
+    for (ActiveMonitor& m : active) {
+      const uint64_t off = addr - m.begin;
+      if (off >= m.span || !((m.mask >> bit) & 1)) continue;
+      if (m.core >= 0 && uint32_t(m.core) != core) continue;
+      const uint32_t index = uint32_t(std::popcount(m.mask & ((uint64_t{1} << bit) - 1)));
+      ++m.totals[index];
+      const uint64_t bin = m.bin_bytes == 0 ? 0 : m.bin_shift >= 0 ? off >> m.bin_shift : off / m.bin_bytes;
+      ++m.bins[bin * m.events + index];
+    }
+  }
+
+  // ------------------------------------------------------------ coherence
+
+  // A dirty line leaves a cache: it goes to the first level at or below
+  // `from` on `core`'s path that holds the line and is write-back, and is
+  // marked dirty there (without touching the replacement order, and without
+  // allocating: a write-back is not a demand access); else to memory.
+  void push_write_back(uint32_t core, uint32_t from, uint64_t addr) {
+    for (uint32_t lvl = from; lvl < nlevels; ++lvl) {
+      Cache& c = data[lvl];
+      const uint64_t line = addr >> c.line_shift;
+      uint64_t* set = c.core_set(core, line);
+      const int w = find_way(set, c.ways, line << 1);
+      if (w >= 0 && c.write_back) {
+        set[w] |= kDirty;
+        return;
+      }
+    }
+  }
+
+  // Another core writes `addr`: remove the line from every instance that is
+  // not on the writer's path. A dirty copy is written back to the shared
+  // levels first.
+  template <bool kMon>
+  void invalidate_others(uint32_t core, uint64_t addr) {
+    for (uint32_t lvl = 0; lvl < first_single; ++lvl) {
+      Cache& c = data[lvl];
+      const uint32_t mine = c.instance_of(core);
+      const uint64_t line = addr >> c.line_shift;
+      const uint64_t line_addr = line << c.line_shift;
+      for (uint32_t inst = 0; inst < c.instances; ++inst) {
+        if (inst == mine) continue;
+        uint64_t* set = c.set_for(inst, line);
+        const int w = find_way(set, c.ways, line << 1);
+        if (w < 0) continue;
+        const uint64_t entry = set[w];
+        remove_way(set, c.ways, w);
+        const uint32_t owner = inst * c.cores_per_instance;
+        ++raw(owner, lvl).invalidations;
+        note<kMon>(owner, line_addr, lvl, EventKind::kInvalidation);
+        if (entry & kDirty) {
+          ++raw(owner, lvl).write_backs;
+          note<kMon>(owner, line_addr, lvl, EventKind::kWriteBack);
+          push_write_back(owner, first_single, line_addr);
+        }
+      }
+    }
+  }
+
+  // A read leaves `core`'s private levels: other cores' dirty copies are
+  // written back to the shared levels and stay as clean copies.
+  template <bool kMon>
+  void downgrade_others(uint32_t core, uint64_t addr) {
+    for (uint32_t lvl = 0; lvl < first_single; ++lvl) {
+      Cache& c = data[lvl];
+      const uint32_t mine = c.instance_of(core);
+      const uint64_t line = addr >> c.line_shift;
+      const uint64_t line_addr = line << c.line_shift;
+      for (uint32_t inst = 0; inst < c.instances; ++inst) {
+        if (inst == mine) continue;
+        uint64_t* set = c.set_for(inst, line);
+        const int w = find_way(set, c.ways, line << 1);
+        if (w < 0 || !(set[w] & kDirty)) continue;
+        set[w] &= ~kDirty;
+        const uint32_t owner = inst * c.cores_per_instance;
+        ++raw(owner, lvl).write_backs;
+        note<kMon>(owner, line_addr, lvl, EventKind::kWriteBack);
+        push_write_back(owner, first_single, line_addr);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ general path
+
+  // Puts `entry` into `set` of level `lvl`; a dirty victim is written back.
+  template <bool kMon>
+  void install(uint32_t core, uint32_t lvl, uint64_t* set, uint64_t entry) {
+    evicted<kMon>(core, lvl, insert_front(set, data[lvl].ways, entry));
+  }
+
+  // `victim` left level `lvl`: a dirty line is written back.
+  template <bool kMon>
+  void evicted(uint32_t core, uint32_t lvl, uint64_t victim) {
+    if (victim != kInvalid && (victim & kDirty)) {
+      const uint64_t victim_addr = (victim >> 1) << data[lvl].line_shift;
+      ++raw(core, lvl).write_backs;
+      note<kMon>(core, victim_addr, lvl, EventKind::kWriteBack);
+      push_write_back(core, lvl + 1, victim_addr);
+    }
+  }
+
+  // One reference to the line holding `addr` at data level `lvl`.
+  template <bool kMon>
+  void ref_line(uint32_t core, uint32_t lvl, uint64_t addr, Op op) {
+    Cache& c = data[lvl];
+    const uint64_t line = addr >> c.line_shift;
+    const uint64_t key = line << 1;
+    uint64_t* set = c.core_set(core, line);
+    const Class cls = op_class(op);
+    RawCounters& k = raw(core, lvl);
+    ++k.accesses[cls];
+    // LRU levels that fill the line on a miss search and reorder in one
+    // pass; the others search first.
+    const bool fused = c.lru && (c.write_allocate || op == kOpRead || op == kOpFetch);
+    uint64_t victim = kInvalid;
+    int w;
+    if (fused) {
+      w = lookup_lru(set, c.ways, key, &victim);
+    } else {
+      w = find_way(set, c.ways, key);
+      if (c.lru && w > 0) {
+        move_to_front(set, w);
+        w = 0;
+      }
+    }
+    if (w >= 0) {
+      const bool was_dirty = set[w] & kDirty;
+      if (cls != kClsFetch) note<kMon>(core, addr, lvl, hit_kind(cls));
+      if (op == kOpWrite) {
+        // A dirty L1 line is exclusive: no other core can hold a copy.
+        if (lvl == 0 && coherent && !was_dirty) invalidate_others<kMon>(core, addr);
+        if (c.write_back) set[w] |= kDirty;
+        else if (lvl + 1 < nlevels) ref_line<kMon>(core, lvl + 1, addr, kOpWrite);
+      }
+      return;
+    }
+    ++k.misses[cls];
+    if (cls != kClsFetch) note<kMon>(core, addr, lvl, miss_kind(cls));
+    if (op == kOpWrite && lvl == 0 && coherent) invalidate_others<kMon>(core, addr);
+    if ((op == kOpWrite || op == kOpWriteFill) && !c.write_allocate) {
+      if (lvl + 1 < nlevels) ref_line<kMon>(core, lvl + 1, addr, op);
+      return;
+    }
+    if (op == kOpRead && coherent && lvl + 1 == first_single) downgrade_others<kMon>(core, addr);
+    if (lvl + 1 < nlevels) {
+      // A write-through level passes the data on with the fill; a
+      // write-back level only asks for the line.
+      const Op below = op == kOpWrite ? (c.write_back ? kOpWriteFill : kOpWrite) : op;
+      ref_line<kMon>(core, lvl + 1, addr, below);
+    }
+    const uint64_t entry = key | (op == kOpWrite && c.write_back ? kDirty : 0);
+    if (fused) {
+      set[0] = entry;  // lookup_lru made room
+      evicted<kMon>(core, lvl, victim);
+    } else {
+      install<kMon>(core, lvl, set, entry);
+    }
+  }
+
+  // One instruction-fetch reference to the line holding `addr` in I1.
+  template <bool kMon>
+  void fetch_line(uint32_t core, uint64_t addr) {
+    const uint64_t line = addr >> icache.line_shift;
+    uint64_t* set = icache.core_set(core, line);
+    RawCounters& k = raw(core, nlevels);
+    ++k.accesses[kClsFetch];
+    const int w = find_way(set, icache.ways, line << 1);
+    if (w >= 0) {
+      if (icache.lru && w > 0) move_to_front(set, w);
+      return;
+    }
+    ++k.misses[kClsFetch];
+    if (nlevels > 1) ref_line<kMon>(core, 1, addr, kOpFetch);
+    insert_front(set, icache.ways, line << 1);  // never dirty
+  }
+
+  // Every reference the inline path of run_default() does not take.
+  template <bool kMon>
+  __attribute__((noinline)) void general_access(uint32_t core, const Access& a) {
+    const uint32_t size = a.size == 0 ? 1 : a.size;
+    ReferenceCounts& r = refs[core];
+    if (a.type == kInstruction) {
+      ++r.instructions;
+      if (!has_icache) return;
+      const uint32_t shift = icache.line_shift;
+      const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
+      for (uint64_t ln = first; ln <= last; ++ln) fetch_line<kMon>(core, ln == first ? a.addr : ln << shift);
+      return;
+    }
+    if (a.type == kRead) ++r.reads;
+    else if (a.type == kWrite) ++r.writes;
+    else ++r.modifies;
+    const uint32_t shift = data[0].line_shift;
+    const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
+    for (uint64_t ln = first; ln <= last; ++ln) {
+      const uint64_t addr = ln == first ? a.addr : ln << shift;
+      if (a.type != kWrite) ref_line<kMon>(core, 0, addr, kOpRead);
+      if (a.type != kRead) ref_line<kMon>(core, 0, addr, kOpWrite);
+    }
+  }
+
+  // The inline path: consumes references from accesses[i] on while each is
+  // a read or write within one line that hits one of the two most recent
+  // ways of its L1 set (a read always; a write only if the line is already dirty, so there
+  // is no dirty bit to set and no other core to invalidate), and, with
+  // monitors, lies outside every monitored range. Returns the index of the
+  // first reference it did not take. It calls nothing, so its state stays
+  // in registers; counts go to *hits and *write_hits.
+  template <bool kMon>
+  __attribute__((always_inline)) inline size_t inline_hits(uint64_t* base, const Access* accesses, size_t i,
+                                                            size_t n, uint64_t* hits, uint64_t* write_hits) {
+    const Cache& l1 = data[0];
+    const uint32_t shift = l1.line_shift;
+    const uint64_t mask = l1.set_mask;
+    const uint64_t ways = l1.ways;
+    const bool two_ways = ways >= 2;
+    const bool lru = l1.lru;
+    const uint64_t lo = active_lo, span = active_span;
+    uint64_t h = 0, w = 0;
+    for (; i < n; ++i) {
+      const Access& a = accesses[i];
+      const uint64_t line = a.addr >> shift;
+      const uint64_t type = a.type;
+      if (type > kWrite || ((a.addr + a.size - 1) >> shift) != line) break;
+      if (kMon && a.addr - lo < span) break;
+      // (tag ^ key) is 0 for a clean match and 1 for a dirty one, so
+      // "diff - type <= 1 - type" is "diff <= 1" for a read and "diff == 1"
+      // for a write, in one compare.
+      uint64_t* set = base + (line & mask) * ways;
+      const uint64_t key = line << 1;
+      if ((set[0] ^ key) - type > 1 - type) {
+        // The second most recent way too: two lines that alternate in one
+        // set (a row of B and a row of C in ikj matmul) would otherwise
+        // leave the inline path at every reference.
+        if (!two_ways) break;
+        const uint64_t second = set[1];
+        if ((second ^ key) - type > 1 - type) break;
+        if (lru) {
+          set[1] = set[0];
+          set[0] = second;
+        }
+      }
+      ++h;
+      w += type;
+    }
+    *hits += h;
+    *write_hits += w;
+    return i;
+  }
+
+  template <bool kMon>
+  void run_default(uint32_t core, const Access* accesses, size_t n) {
+    Cache& l1 = data[0];
+    uint64_t* const base = l1.core_base[core];
+    uint64_t hits = 0, write_hits = 0;
+    for (size_t i = 0; i < n; ++i) {
+      i = inline_hits<kMon>(base, accesses, i, n, &hits, &write_hits);
+      if (i == n) break;
+      general_access<kMon>(core, accesses[i]);
+    }
+    RawCounters& k = raw(core, 0);
+    k.accesses[kClsRead] += hits - write_hits;
+    k.accesses[kClsWrite] += write_hits;
+    refs[core].reads += hits - write_hits;
+    refs[core].writes += write_hits;
+  }
+
+  // ------------------------------------------------------------ cachegrind
+
+  // cachegrind's reference: every line the access touches is looked up (and
+  // filled on a miss), and the access is one miss if any of them missed.
+  bool compat_ref(uint32_t core, uint32_t lvl, Cache& c, uint64_t addr, uint32_t size, bool dirty) {
+    const uint64_t first = addr >> c.line_shift, last = (addr + size - 1) >> c.line_shift;
+    bool miss = false;
+    for (uint64_t line = first; line <= last; ++line) {
+      uint64_t* set = c.set_for(0, line);
+      const int w = find_way(set, c.ways, line << 1);
+      if (w >= 0) {
+        move_to_front(set, w);
+        if (dirty) set[0] |= kDirty;
+        continue;
+      }
+      miss = true;
+      const uint64_t victim = insert_front(set, c.ways, (line << 1) | (dirty ? kDirty : 0));
+      if (victim != kInvalid && (victim & kDirty)) {
+        ++raw(core, lvl).write_backs;
+        push_write_back(core, lvl + 1, (victim >> 1) << c.line_shift);
+      }
+    }
+    return miss;
+  }
+
+  // The model of Valgrind's cachegrind (cg_sim.c): D1 (= L1) and LL (= L2),
+  // LRU, write-allocate; an access is one reference at each level, a miss
+  // if any line it touches misses; LL is consulted, with the whole access,
+  // only on an L1 miss; a modify counts as one read; instruction fetches go
+  // through I1 and then the same LL; accesses longer than the smallest line
+  // size are cut to it (cachegrind does that for its large "dirty helper"
+  // accesses, e.g. fxsave; no ordinary load or store is that long).
+  template <bool kMon>
+  void run_compat(uint32_t core, const Access* accesses, size_t n) {
+    RawCounters& k1 = raw(core, 0);
+    RawCounters& k2 = raw(core, 1);
+    ReferenceCounts& r = refs[core];
+    for (size_t i = 0; i < n; ++i) {
+      const Access& a = accesses[i];
+      const uint32_t size = a.size == 0 ? 1 : std::min(a.size, compat_max_size);
+      if (a.type == kInstruction) {
+        ++r.instructions;
+        if (!has_icache) continue;
+        RawCounters& ki = raw(core, nlevels);
+        ++ki.accesses[kClsFetch];
+        if (!compat_ref(core, nlevels, icache, a.addr, size, false)) continue;
+        ++ki.misses[kClsFetch];
+        ++k2.accesses[kClsFetch];
+        if (compat_ref(core, 1, data[1], a.addr, size, false)) ++k2.misses[kClsFetch];
+        continue;
+      }
+      if (a.type == kRead) ++r.reads;
+      else if (a.type == kWrite) ++r.writes;
+      else ++r.modifies;
+      const Class cls = a.type == kWrite ? kClsWrite : kClsRead;
+      ++k1.accesses[cls];
+      if (!compat_ref(core, 0, data[0], a.addr, size, a.type != kRead)) {
+        note<kMon>(core, a.addr, 0, hit_kind(cls));
+        continue;
+      }
+      ++k1.misses[cls];
+      note<kMon>(core, a.addr, 0, miss_kind(cls));
+      ++k2.accesses[cls];
+      if (compat_ref(core, 1, data[1], a.addr, size, false)) {
+        ++k2.misses[cls];
+        note<kMon>(core, a.addr, 1, miss_kind(cls));
+      } else {
+        note<kMon>(core, a.addr, 1, hit_kind(cls));
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------- public
+
+Hierarchy::Hierarchy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Hierarchy::~Hierarchy() = default;
+
+std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std::string* error) {
+  if (std::string e = validate_config(config); !e.empty()) {
+    if (error) *error = e;
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->init(config);
+  return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(impl)));
+}
+
+void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  (s.*s.kernel)(core % s.cores, accesses, n);
+}
+
+void Hierarchy::access(uint32_t core, uint64_t addr, uint32_t size, AccessType type) {
+  const Access a{addr, size, type};
+  simulate(core, &a, 1);
+}
+
+namespace {
+LevelCounters to_public(const RawCounters& r) {
+  LevelCounters c;
+  c.read_misses = r.misses[kClsRead];
+  c.read_hits = r.accesses[kClsRead] - c.read_misses;
+  c.write_misses = r.misses[kClsWrite];
+  c.write_hits = r.accesses[kClsWrite] - c.write_misses;
+  c.fetch_misses = r.misses[kClsFetch];
+  c.fetch_hits = r.accesses[kClsFetch] - c.fetch_misses;
+  c.write_backs = r.write_backs;
+  c.invalidations = r.invalidations;
+  return c;
+}
+}  // namespace
+
+LevelCounters Hierarchy::counters(uint32_t core, uint32_t level) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (core >= impl_->cores || level >= impl_->nlevels) return {};
+  return to_public(impl_->raw(core, level));
+}
+
+LevelCounters Hierarchy::total_counters(uint32_t level) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  LevelCounters sum;
+  if (level >= impl_->nlevels) return sum;
+  for (uint32_t core = 0; core < impl_->cores; ++core) sum += to_public(impl_->raw(core, level));
+  return sum;
+}
+
+LevelCounters Hierarchy::instruction_counters(uint32_t core) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (core >= impl_->cores || !impl_->has_icache) return {};
+  return to_public(impl_->raw(core, impl_->nlevels));
+}
+
+ReferenceCounts Hierarchy::references(uint32_t core) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (core >= impl_->cores) return {};
+  return impl_->refs[core];
+}
+
+ReferenceCounts Hierarchy::total_references() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  ReferenceCounts sum;
+  for (const ReferenceCounts& r : impl_->refs) {
+    sum.reads += r.reads;
+    sum.writes += r.writes;
+    sum.modifies += r.modifies;
+    sum.instructions += r.instructions;
+  }
+  return sum;
+}
+
+void Hierarchy::reset_counters() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::fill(impl_->counters.begin(), impl_->counters.end(), RawCounters{});
+  std::fill(impl_->refs.begin(), impl_->refs.end(), ReferenceCounts{});
+}
+
+void Hierarchy::invalidate_all() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  for (Cache& c : impl_->data) std::fill(c.tags.begin(), c.tags.end(), kInvalid);
+  if (impl_->has_icache) std::fill(impl_->icache.tags.begin(), impl_->icache.tags.end(), kInvalid);
+}
+
+int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
+  Impl& s = *impl_;
+  auto fail = [&](std::string message) {
+    if (error) *error = std::move(message);
+    return -1;
+  };
+  if (spec.whole_address_space) {
+    if (spec.bins != 1) return fail("a whole-address-space monitor has exactly 1 bin, not " + std::to_string(spec.bins));
+  } else {
+    if (spec.end <= spec.begin) return fail("the range is empty: end must be above begin");
+    if (spec.bins == 0) return fail("bins must be at least 1");
+    if (spec.bins > spec.end - spec.begin)
+      return fail("bins (" + std::to_string(spec.bins) + ") exceeds the range's " +
+                  std::to_string(spec.end - spec.begin) + " bytes");
+  }
+  if (spec.bins > (1u << 24)) return fail("bins must be at most 16777216");
+  if (spec.events.empty()) return fail("no event to count");
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (spec.core < -1 || spec.core >= int32_t(s.cores))
+    return fail("core " + std::to_string(spec.core) + " is outside -1.." + std::to_string(s.cores - 1));
+  MonitorData m;
+  m.spec = spec;
+  for (const Event& e : spec.events) {
+    if (e.level >= s.nlevels)
+      return fail("event level " + std::to_string(e.level) + " (L" + std::to_string(e.level + 1) +
+                  ") is beyond the " + std::to_string(s.nlevels) + " data levels");
+    if (uint32_t(e.kind) >= kEventKinds) return fail("unknown event kind " + std::to_string(int(e.kind)));
+    m.mask |= uint64_t{1} << event_bit(e.level, e.kind);
+  }
+  for (uint32_t bit = 0; bit < 64; ++bit)
+    if ((m.mask >> bit) & 1) m.events.push_back(Event{uint8_t(bit / 8), EventKind(bit % 8)});
+  if (!spec.whole_address_space) {
+    const uint64_t span = spec.end - spec.begin;
+    m.bin_bytes = span / spec.bins + (span % spec.bins != 0);
+  }
+  m.totals.assign(m.events.size(), 0);
+  m.bins.assign(size_t(spec.bins) * m.events.size(), 0);
+  const int id = s.next_monitor_id++;
+  s.monitors.emplace(id, std::move(m));
+  s.refresh_active();
+  return id;
+}
+
+bool Hierarchy::remove_monitor(int id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  if (impl_->monitors.erase(id) == 0) return false;
+  impl_->refresh_active();
+  return true;
+}
+
+bool Hierarchy::set_monitor_enabled(int id, bool enabled) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->monitors.find(id);
+  if (it == impl_->monitors.end()) return false;
+  if (it->second.spec.enabled != enabled) {
+    it->second.spec.enabled = enabled;
+    impl_->refresh_active();
+  }
+  return true;
+}
+
+bool Hierarchy::reset_monitor(int id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->monitors.find(id);
+  if (it == impl_->monitors.end()) return false;
+  std::fill(it->second.totals.begin(), it->second.totals.end(), 0);
+  std::fill(it->second.bins.begin(), it->second.bins.end(), 0);
+  return true;
+}
+
+bool Hierarchy::monitor_result(int id, MonitorResult* out) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->monitors.find(id);
+  if (it == impl_->monitors.end()) return false;
+  const MonitorData& m = it->second;
+  out->events = m.events;
+  out->totals = m.totals;
+  out->bins = m.spec.bins;
+  out->bin_bytes = m.bin_bytes;
+  out->bin_counts = m.bins;
+  return true;
+}
+
+const HierarchyConfig& Hierarchy::config() const { return impl_->config; }
+uint32_t Hierarchy::cores() const { return impl_->cores; }
+uint32_t Hierarchy::levels() const { return impl_->nlevels; }
+
+}  // namespace mri::sim

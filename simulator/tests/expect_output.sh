@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# expect_output.sh STATUS [-l LINE]... [-s TEXT]... -- COMMAND [ARG...]
+# Runs COMMAND and passes when it exits with STATUS and its output (stdout
+# and stderr together) has every LINE as a whole line and every TEXT
+# somewhere. Prints the output and what was missing otherwise.
+set -u
+status=$1
+shift
+lines=()
+texts=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  case $1 in
+    -l) lines+=("$2"); shift 2 ;;
+    -s) texts+=("$2"); shift 2 ;;
+    *) echo "expect_output.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+shift  # --
+output=$("$@" 2>&1)
+actual=$?
+ok=1
+if [ "$actual" -ne "$status" ]; then
+  echo "exit status $actual, expected $status"
+  ok=0
+fi
+for l in ${lines[@]+"${lines[@]}"}; do
+  if ! grep -qxF -- "$l" <<<"$output"; then echo "missing line: $l"; ok=0; fi
+done
+for t in ${texts[@]+"${texts[@]}"}; do
+  if ! grep -qF -- "$t" <<<"$output"; then echo "missing text: $t"; ok=0; fi
+done
+if [ $ok -eq 0 ]; then
+  echo "---- output of: $*"
+  echo "$output"
+  exit 1
+fi
+echo "ok: $*"

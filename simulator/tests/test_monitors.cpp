@@ -1,0 +1,218 @@
+// Address-range monitors: ranges, bins, events, enabling and disabling while
+// the cache state stays warm.
+#include <gtest/gtest.h>
+
+#include "cachesim.h"
+
+namespace {
+
+using mri::sim::Event;
+using mri::sim::EventKind;
+using mri::sim::Hierarchy;
+using mri::sim::MonitorResult;
+using mri::sim::MonitorSpec;
+
+std::unique_ptr<Hierarchy> make(const std::string& text) {
+  mri::sim::HierarchyConfig c;
+  EXPECT_EQ(mri::sim::parse_config(text, c), "");
+  std::string error;
+  return Hierarchy::create(c, &error);
+}
+
+constexpr uint64_t kBegin = 0x10000, kEnd = 0x10400;  // 1 KiB, 16 lines
+
+// Reads one byte of every line in [0xff00, 0x10500): 24 lines, 4 below the
+// range, 16 in it, 4 above.
+void sweep(Hierarchy& h, uint32_t core = 0) {
+  for (uint64_t a = 0xff00; a < 0x10500; a += 64) h.access(core, a, 1, mri::sim::kRead);
+}
+
+MonitorResult result(const Hierarchy& h, int id) {
+  MonitorResult r;
+  EXPECT_TRUE(h.monitor_result(id, &r));
+  return r;
+}
+
+TEST(Monitors, RangeBinsAndWarmCacheWhileDisabled) {
+  auto h = make("L1:4K,4,64;L2:64K,8,64");
+  MonitorSpec spec;
+  spec.begin = kBegin;
+  spec.end = kEnd;
+  spec.bins = 4;  // 256 bytes = 4 lines each
+  spec.events = {{0, EventKind::kReadMiss}, {0, EventKind::kReadHit}, {0, EventKind::kReadMiss}};
+  std::string error;
+  const int id = h->add_monitor(spec, &error);
+  ASSERT_GE(id, 0) << error;
+
+  sweep(*h);  // cold: every line misses
+  MonitorResult r = result(*h, id);
+  ASSERT_EQ(r.events.size(), 2u);  // duplicates dropped, sorted by kind
+  EXPECT_EQ(r.events[0], (Event{0, EventKind::kReadHit}));
+  EXPECT_EQ(r.events[1], (Event{0, EventKind::kReadMiss}));
+  EXPECT_EQ(r.bin_bytes, 256u);
+  EXPECT_EQ(r.totals[0], 0u);
+  EXPECT_EQ(r.totals[1], 16u);
+  for (uint32_t b = 0; b < 4; ++b) EXPECT_EQ(r.count(b, 1), 4u) << "bin " << b;
+  EXPECT_EQ(h->counters(0, 0).read_misses, 24u);
+
+  // Disabled: the 24 lines (1.5 KiB) still go through L1 and hit there,
+  // but the monitor does not count.
+  ASSERT_TRUE(h->set_monitor_enabled(id, false));
+  sweep(*h);
+  EXPECT_EQ(h->counters(0, 0).read_hits, 24u);
+  r = result(*h, id);
+  EXPECT_EQ(r.totals[0], 0u);
+  EXPECT_EQ(r.totals[1], 16u);
+
+  // Enabled again: the cache was kept warm, so the monitor sees hits.
+  ASSERT_TRUE(h->set_monitor_enabled(id, true));
+  sweep(*h);
+  r = result(*h, id);
+  EXPECT_EQ(r.totals[0], 16u);
+  EXPECT_EQ(r.totals[1], 16u);
+  EXPECT_EQ(r.count(3, 0), 4u);
+
+  ASSERT_TRUE(h->reset_monitor(id));
+  EXPECT_EQ(result(*h, id).totals[1], 0u);
+  ASSERT_TRUE(h->remove_monitor(id));
+  EXPECT_FALSE(h->remove_monitor(id));
+  MonitorResult gone;
+  EXPECT_FALSE(h->monitor_result(id, &gone));
+  EXPECT_FALSE(h->set_monitor_enabled(id, true));
+}
+
+// 1000 bytes in 3 bins: ceil(1000 / 3) = 334 bytes; bins [0, 334),
+// [334, 668), [668, 1000). An 8-byte write at offset 330 and the reads at
+// 333, 334, 667, 668 and 999.
+TEST(Monitors, UnequalBinsAndWrites) {
+  auto h = make("L1:4K,4,64");
+  MonitorSpec spec;
+  spec.begin = 0x20000;
+  spec.end = 0x20000 + 1000;
+  spec.bins = 3;
+  spec.events = {{0, EventKind::kWriteMiss}, {0, EventKind::kWriteHit}, {0, EventKind::kReadMiss},
+                 {0, EventKind::kReadHit}};
+  std::string error;
+  const int id = h->add_monitor(spec, &error);
+  ASSERT_GE(id, 0) << error;
+  h->access(0, 0x20000 + 328, 4, mri::sim::kWrite);  // line 0x20140: miss, bin 0
+  for (uint64_t off : {333, 334, 667, 668, 999}) h->access(0, 0x20000 + off, 1, mri::sim::kRead);
+  // 333: line 0x20140 hit (bin 0); 334: same line, hit (bin 1); 667 = 0x29b:
+  // line 0x20280 miss (bin 1); 668: same line, hit (bin 2); 999 = 0x3e7: line
+  // 0x203c0 miss (bin 2).
+  const MonitorResult r = result(*h, id);
+  EXPECT_EQ(r.bin_bytes, 334u);
+  // events sorted: read_hit, read_miss, write_hit, write_miss
+  EXPECT_EQ(r.count(0, 0), 1u);
+  EXPECT_EQ(r.count(0, 3), 1u);
+  EXPECT_EQ(r.count(1, 0), 1u);
+  EXPECT_EQ(r.count(1, 1), 1u);
+  EXPECT_EQ(r.count(2, 0), 1u);
+  EXPECT_EQ(r.count(2, 1), 1u);
+  EXPECT_EQ(r.totals[0] + r.totals[1] + r.totals[2] + r.totals[3], 6u);
+}
+
+// A whole-address-space monitor counts what the level counters count; a
+// monitor restricted to core 1 sees only core 1's references.
+TEST(Monitors, WholeAddressSpaceAndPerCore) {
+  auto h = make("L1:1K,2,64;L2:8K,4,64,shared;cores=2");
+  MonitorSpec all;
+  all.whole_address_space = true;
+  all.events = {{0, EventKind::kReadMiss}, {1, EventKind::kReadMiss}, {0, EventKind::kWriteMiss}};
+  MonitorSpec core1 = all;
+  core1.core = 1;
+  std::string error;
+  const int id_all = h->add_monitor(all, &error);
+  const int id_core1 = h->add_monitor(core1, &error);
+  ASSERT_GE(id_all, 0);
+  ASSERT_GE(id_core1, 0);
+  sweep(*h, 0);
+  sweep(*h, 1);
+  for (uint64_t a = 0x30000; a < 0x30800; a += 8) h->access(1, a, 8, mri::sim::kWrite);
+  const MonitorResult r = result(*h, id_all);
+  // sorted: L1 read_miss, L1 write_miss, L2 read_miss
+  EXPECT_EQ(r.totals[0], h->total_counters(0).read_misses);
+  EXPECT_EQ(r.totals[1], h->total_counters(0).write_misses);
+  EXPECT_EQ(r.totals[2], h->total_counters(1).read_misses);
+  EXPECT_EQ(r.totals[0], 48u);  // 24 lines twice (1 KiB L1 cannot keep 1.5 KiB)
+  EXPECT_EQ(r.totals[1], 32u);  // 2 KiB of writes, 32 lines
+  EXPECT_EQ(r.totals[2], 24u);  // the shared L2 misses only the first sweep
+  const MonitorResult r1 = result(*h, id_core1);
+  EXPECT_EQ(r1.totals[0], h->counters(1, 0).read_misses);
+  EXPECT_EQ(r1.totals[1], 32u);
+  EXPECT_EQ(r1.totals[2], 0u);
+}
+
+// Write-backs are attributed to the evicted line and invalidations to the
+// invalidated line, both to the core that held it.
+TEST(Monitors, WriteBacksAndInvalidationsLandOnTheirLines) {
+  auto h = make("L1:128,1,64;L2:8K,4,64,shared;cores=2");  // L1: 2 sets, 1 way
+  MonitorSpec spec;
+  spec.begin = 0x40000;
+  spec.end = 0x40040;  // line X only
+  spec.events = {{0, EventKind::kWriteBack}, {0, EventKind::kInvalidation}, {0, EventKind::kReadMiss}};
+  std::string error;
+  const int id = h->add_monitor(spec, &error);
+  ASSERT_GE(id, 0) << error;
+  h->access(0, 0x40000, 8, mri::sim::kWrite);  // X dirty in core 0
+  h->access(0, 0x40080, 8, mri::sim::kRead);   // same set: evicts X -> write-back of X
+  h->access(1, 0x40000, 8, mri::sim::kRead);   // core 1 reads X (read miss, in range)
+  h->access(0, 0x40000, 8, mri::sim::kWrite);  // core 0 writes X: core 1's copy invalidated
+  const MonitorResult r = result(*h, id);
+  // sorted: read_miss, write_back, invalidation
+  EXPECT_EQ(r.totals[0], 1u);
+  EXPECT_EQ(r.totals[1], 1u);
+  EXPECT_EQ(r.totals[2], 1u);
+}
+
+// The two lines of a straddling access count in their own bins.
+TEST(Monitors, StraddlingAccessSplitsAcrossBins) {
+  auto h = make("L1:4K,4,64");
+  MonitorSpec spec;
+  spec.begin = kBegin;
+  spec.end = kBegin + 128;
+  spec.bins = 2;
+  spec.events = {{0, EventKind::kReadMiss}};
+  std::string error;
+  const int id = h->add_monitor(spec, &error);
+  ASSERT_GE(id, 0) << error;
+  h->access(0, kBegin + 60, 8, mri::sim::kRead);
+  const MonitorResult r = result(*h, id);
+  EXPECT_EQ(r.count(0, 0), 1u);
+  EXPECT_EQ(r.count(1, 0), 1u);
+}
+
+TEST(Monitors, RejectsBadSpecs) {
+  auto h = make("L1:4K,4,64;L2:64K,8,64;cores=2");
+  std::string error;
+  MonitorSpec spec;
+  spec.begin = 0x1000;
+  spec.end = 0x1000;
+  spec.events = {{0, EventKind::kReadMiss}};
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "the range is empty: end must be above begin");
+  spec.end = 0x2000;
+  spec.bins = 0;
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "bins must be at least 1");
+  spec.bins = 1;
+  spec.events = {{2, EventKind::kReadMiss}};
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "event level 2 (L3) is beyond the 2 data levels");
+  spec.events.clear();
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "no event to count");
+  spec.events = {{0, EventKind::kReadMiss}};
+  spec.core = 2;
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "core 2 is outside -1..1");
+  spec.core = -1;
+  spec.whole_address_space = true;
+  spec.bins = 2;
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "a whole-address-space monitor has exactly 1 bin, not 2");
+  spec.bins = 1;
+  EXPECT_GE(h->add_monitor(spec, &error), 0);
+}
+
+}  // namespace

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# End-to-end test of the exports of the `mri` tool with their real readers:
+#   mri trace (VTF3 and OTF2, read back by otf2-print) and
+#   mri profile -o (callgrind format, read by callgrind_annotate),
+# on mri_testapp "steps 10 2": main -> step (10x) -> inner (20x, 2 per step).
+#
+#   test_exports.sh MRI TESTAPP WORKDIR
+set -euo pipefail
+mri=$1 app=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# --- VTF3: 31 enters (DOWNTO) and 31 leaves (UPFROM) on thread 0.
+"$mri" trace -o run.vtf -- "$app" steps 10 2 2>trace.err || { cat trace.err; fail "mri trace (vtf3)"; }
+[[ -f run.vtf ]] || fail "no run.vtf"
+[[ $(grep -c ' DOWNTO ' run.vtf) == 31 ]] || fail "VTF3: expected 31 DOWNTO records, got $(grep -c ' DOWNTO ' run.vtf)"
+[[ $(grep -c ' UPFROM ' run.vtf) == 31 ]] || fail "VTF3: expected 31 UPFROM records"
+grep -q 'DEFSTATE .* "inner"' run.vtf || fail "VTF3: no region definition for inner"
+grep -q 'wrote run.vtf (VTF3): 62 events of 1 threads; 62 records emitted, 0 discarded' trace.err ||
+  { cat trace.err; fail "mri trace summary"; }
+
+# --- OTF2, read back by the real otf2-print: counts and nesting.
+if "$mri" trace -o run.otf2 -- "$app" steps 10 2 2>otf2.err; then
+  command -v otf2-print >/dev/null || fail "otf2-print is not installed (scripts/install-deps.sh)"
+  otf2-print run.otf2 >otf2.txt
+  [[ $(grep -c '^ENTER ' otf2.txt) == 31 ]] || fail "OTF2: expected 31 ENTER events"
+  [[ $(grep -c '^LEAVE ' otf2.txt) == 31 ]] || fail "OTF2: expected 31 LEAVE events"
+  # Nesting: every LEAVE closes the innermost open region.
+  awk '/^(ENTER|LEAVE) /{ r=$0; sub(/.*Region: "/,"",r); sub(/".*/,"",r);
+       if ($1=="ENTER") s[++d]=r; else { if (d==0 || s[d]!=r) bad=1; d-- } }
+       END { exit (bad || d) }' otf2.txt || fail "OTF2: enters and leaves do not nest"
+  [[ $(grep -c 'Region: "inner"' otf2.txt) == 40 ]] || fail "OTF2: expected 20 inner instances"
+elif grep -q "built without OTF2" otf2.err; then
+  echo "OTF2 part skipped: this build has no OTF2"
+else
+  cat otf2.err; fail "mri trace (otf2)"
+fi
+
+# --- callgrind: totals and callers as callgrind_annotate reads them.
+"$mri" profile -o callgrind.out.test -- "$app" steps 10 2 >profile.txt 2>profile.err ||
+  { cat profile.err; fail "mri profile -o"; }
+command -v callgrind_annotate >/dev/null || fail "callgrind_annotate is not installed (scripts/install-deps.sh)"
+callgrind_annotate --inclusive=yes --tree=caller callgrind.out.test >annotate.txt
+grep -q 'PROGRAM TOTALS' annotate.txt || fail "callgrind_annotate: no totals"
+grep -Eq '< .*:step \(20x\)' annotate.txt || fail "callgrind_annotate: inner is not called 20 times by step"
+grep -Eq '< .*:main \(10x\)' annotate.txt || fail "callgrind_annotate: step is not called 10 times by main"
+# The program total is main's inclusive time: at least 10 steps of 2 ms.
+total=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$1); print $1}')
+(( total >= 20000000 )) || fail "callgrind_annotate: total $total ns is below the 20 ms the steps sleep"
+
+# --- Bad output: a clear error, exit 1, and nothing left behind.
+if "$mri" trace -o "$work/missing/dir/run.vtf" -- "$app" steps 1 0 2>bad.err; then fail "trace into a missing directory succeeded"; fi
+grep -q "cannot write" bad.err || { cat bad.err; fail "no clear error for an unwritable path"; }
+[[ ! -e "$work/missing" ]] || fail "something was left behind"
+if "$mri" profile -o "$work/missing/dir/out" -- "$app" steps 1 0 >/dev/null 2>bad2.err; then fail "profile into a missing directory succeeded"; fi
+grep -q "cannot write" bad2.err || { cat bad2.err; fail "no clear error for an unwritable profile path"; }
+echo "exports: all checks passed"

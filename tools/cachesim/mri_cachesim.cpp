@@ -1,0 +1,375 @@
+// mri-cachesim - replays a Valgrind lackey memory trace through the cache
+// simulator (simulator/) and prints what each level saw. README.md beside
+// this file has the options and the output format.
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cachesim.h"
+
+namespace {
+
+using mri::sim::Access;
+using mri::sim::EventKind;
+using mri::sim::HierarchyConfig;
+using mri::sim::LevelConfig;
+
+constexpr int kExitInput = 1;  // unreadable or malformed trace
+constexpr int kExitUsage = 2;  // bad command line or configuration
+
+const char kUsage[] =
+    "usage: mri-cachesim [OPTIONS] [TRACE]\n"
+    "Replays the output of `valgrind --tool=lackey --trace-mem=yes` (TRACE, or '-' or\n"
+    "nothing for standard input) through a simulated cache hierarchy.\n"
+    "\n"
+    "  --config STR          hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64;cores=1'\n"
+    "                        (simulator/README.md); '@FILE' reads it from FILE\n"
+    "  --config-file FILE    the same as --config @FILE\n"
+    "  --I1=SIZE,ASSOC,LINE  instruction L1 (bytes, as cachegrind's --I1)\n"
+    "  --D1=SIZE,ASSOC,LINE  replaces L1\n"
+    "  --LL=SIZE,ASSOC,LINE  replaces the last level (adds L2 if there is only L1)\n"
+    "  --cachegrind-compat   count as Valgrind cachegrind does (keeps L1 and the last\n"
+    "                        level only; give --I1 to simulate instruction fetches)\n"
+    "  --cores N             simulated cores (the trace's references go to core 0)\n"
+    "  --range BEGIN:END     also print a histogram of [BEGIN, END) (hex with 0x, or\n"
+    "                        decimal)\n"
+    "  --bins N              histogram bins (default 1)\n"
+    "  --progress            progress on stderr every 2 s (default when stderr is a\n"
+    "                        terminal); --no-progress turns it off\n"
+    "  -h, --help            this text\n"
+    "Without --config the hierarchy is this machine's (hwloc or sysconf).\n"
+    "Exit status: 0 done, 1 unreadable or malformed trace, 2 bad command line.\n";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr, "mri-cachesim: %s (see --help)\n", message.c_str());
+  std::exit(kExitUsage);
+}
+
+// "--I1=32768,8,64" -> a level with that geometry, checked on its own.
+LevelConfig parse_geometry(const std::string& option, const std::string& value) {
+  HierarchyConfig one;
+  const std::string error = mri::sim::parse_config("L1:" + value, one);
+  if (!error.empty()) {
+    // Messages from parse_config name the level "L1"; name the option instead.
+    const std::string reason = error.rfind("L1: ", 0) == 0 ? error.substr(4) : error;
+    usage_error(option + ": " + reason + " (expected SIZE,ASSOC,LINE in bytes, got '" + value + "')");
+  }
+  return one.levels[0];
+}
+
+bool parse_address(const std::string& text, uint64_t* out) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const unsigned long long v = std::strtoull(text.c_str(), &end, hex ? 16 : 10);
+  if (errno != 0 || *end != '\0' || text[0] == '-') return false;
+  *out = v;
+  return true;
+}
+
+struct Options {
+  std::string trace = "-";
+  std::string config_text;
+  bool have_config = false;
+  std::optional<LevelConfig> i1, d1, ll;
+  bool compat = false;
+  uint32_t cores = 0;  // 0: from the config
+  bool have_range = false;
+  uint64_t range_begin = 0, range_end = 0;
+  uint32_t bins = 1;
+  bool bins_given = false;
+  int progress = -1;  // -1: if stderr is a terminal
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  bool trace_given = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    const size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take_value = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    auto no_value = [&]() {
+      if (has_value) usage_error(arg + " takes no value");
+    };
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--config") {
+      if (o.have_config) usage_error("--config given twice");
+      o.config_text = take_value();
+      o.have_config = true;
+    } else if (arg == "--config-file") {
+      if (o.have_config) usage_error("--config given twice");
+      o.config_text = "@" + take_value();
+      o.have_config = true;
+    } else if (arg == "--I1") {
+      o.i1 = parse_geometry(arg, take_value());
+    } else if (arg == "--D1") {
+      o.d1 = parse_geometry(arg, take_value());
+    } else if (arg == "--LL") {
+      o.ll = parse_geometry(arg, take_value());
+    } else if (arg == "--cachegrind-compat") {
+      no_value();
+      o.compat = true;
+    } else if (arg == "--cores") {
+      const std::string v = take_value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > long(mri::sim::kMaxCores))
+        usage_error("--cores: '" + v + "' is not a core count in 1.." + std::to_string(mri::sim::kMaxCores));
+      o.cores = uint32_t(n);
+    } else if (arg == "--range") {
+      const std::string v = take_value();
+      const size_t colon = v.find(':');
+      if (colon == std::string::npos || !parse_address(v.substr(0, colon), &o.range_begin) ||
+          !parse_address(v.substr(colon + 1), &o.range_end))
+        usage_error("--range: expected BEGIN:END (e.g. 0x601040:0x614000), got '" + v + "'");
+      if (o.range_end <= o.range_begin) usage_error("--range: END must be above BEGIN in '" + v + "'");
+      o.have_range = true;
+    } else if (arg == "--bins") {
+      const std::string v = take_value();
+      char* end = nullptr;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > (1L << 24))
+        usage_error("--bins: '" + v + "' is not a bin count in 1..16777216");
+      o.bins = uint32_t(n);
+      o.bins_given = true;
+    } else if (arg == "--progress") {
+      no_value();
+      o.progress = 1;
+    } else if (arg == "--no-progress") {
+      no_value();
+      o.progress = 0;
+    } else if (arg == "-" || arg[0] != '-') {
+      if (trace_given) usage_error("more than one trace given ('" + o.trace + "' and '" + arg + "')");
+      o.trace = arg;
+      trace_given = true;
+    } else {
+      usage_error("unknown option '" + arg + "'");
+    }
+  }
+  if (o.bins_given && !o.have_range) usage_error("--bins needs --range");
+  return o;
+}
+
+HierarchyConfig build_config(const Options& o, std::string* source) {
+  HierarchyConfig c;
+  if (o.have_config) {
+    if (std::string e = mri::sim::parse_config(o.config_text, c); !e.empty()) usage_error("--config: " + e);
+    *source = "--config";
+  } else {
+    c = mri::sim::default_config(source);
+  }
+  if (o.compat && c.levels.size() > 2) c.levels.erase(c.levels.begin() + 1, c.levels.end() - 1);
+  if (o.d1) c.levels[0] = *o.d1;
+  if (o.ll) {
+    if (c.levels.size() == 1) c.levels.push_back(*o.ll);
+    else c.levels.back() = *o.ll;
+  }
+  if (o.i1) c.instruction_l1 = *o.i1;
+  if (o.cores) c.cores = o.cores;
+  for (auto [given, name] : {std::pair{o.i1.has_value(), " --I1"}, std::pair{o.d1.has_value(), " --D1"},
+                             std::pair{o.ll.has_value(), " --LL"}, std::pair{o.cores != 0, " --cores"}})
+    if (given) *source += name;
+  if (o.compat) {
+    c.cachegrind_compatible = true;
+    c.cores = o.cores ? o.cores : 1;
+  }
+  // Levels that came from the machine may be shared by "all" cores; with a
+  // new core count that stays meaningful. Fixed group sizes may not divide
+  // it: validation says so.
+  if (std::string e = mri::sim::validate_config(c); !e.empty()) usage_error("configuration: " + e);
+  return c;
+}
+
+void print_level(const char* name, const mri::sim::LevelCounters& c, bool fetches) {
+  std::printf("%s: reads=%" PRIu64 " read_misses=%" PRIu64 " writes=%" PRIu64 " write_misses=%" PRIu64, name,
+              c.reads(), c.read_misses, c.writes(), c.write_misses);
+  if (fetches) std::printf(" fetches=%" PRIu64 " fetch_misses=%" PRIu64, c.fetches(), c.fetch_misses);
+  std::printf(" write_backs=%" PRIu64 " invalidations=%" PRIu64 "\n", c.write_backs, c.invalidations);
+}
+
+class Progress {
+ public:
+  explicit Progress(bool on) : on_(on), tty_(isatty(STDERR_FILENO)), start_(Clock::now()), last_(start_) {}
+  void maybe_report(uint64_t lines, uint64_t refs) {
+    if (!on_) return;
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::seconds(2)) return;
+    last_ = now;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "%smri-cachesim: %.1fM lines, %.1fM references, %.1fM references/s%s",
+                 tty_ ? "\r" : "", lines / 1e6, refs / 1e6, refs / 1e6 / secs, tty_ ? "" : "\n");
+    std::fflush(stderr);
+    printed_ = true;
+  }
+  void finish() {
+    if (on_ && printed_ && tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool on_, tty_, printed_ = false;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse_options(argc, argv);
+  std::string source;
+  const HierarchyConfig config = build_config(opt, &source);
+  std::string error;
+  auto sim = mri::sim::Hierarchy::create(config, &error);
+  if (!sim) usage_error("configuration: " + error);
+
+  int monitor = -1;
+  if (opt.have_range) {
+    mri::sim::MonitorSpec spec;
+    spec.begin = opt.range_begin;
+    spec.end = opt.range_end;
+    spec.bins = opt.bins;
+    for (uint32_t level = 0; level < sim->levels(); ++level)
+      for (uint32_t kind = 0; kind < mri::sim::kEventKinds; ++kind)
+        spec.events.push_back({uint8_t(level), EventKind(kind)});
+    monitor = sim->add_monitor(spec, &error);
+    if (monitor < 0) usage_error("--range: " + error);
+  }
+
+  FILE* in = stdin;
+  const bool from_stdin = opt.trace == "-";
+  const std::string trace_name = from_stdin ? "<stdin>" : opt.trace;
+  if (!from_stdin) {
+    in = std::fopen(opt.trace.c_str(), "rb");
+    if (!in) {
+      std::fprintf(stderr, "mri-cachesim: cannot open '%s': %s\n", opt.trace.c_str(), std::strerror(errno));
+      return kExitInput;
+    }
+  }
+  if (opt.compat && !config.instruction_l1)
+    std::fprintf(stderr,
+                 "mri-cachesim: note: no I1 given: instruction fetches are counted but not simulated, so the\n"
+                 "  last level does not see them (cachegrind's LL does); give --I1 to match cachegrind\n");
+
+  Progress progress(opt.progress == 1 || (opt.progress == -1 && isatty(STDERR_FILENO)));
+  constexpr size_t kBatch = 8192;
+  std::vector<Access> batch(kBatch);
+  size_t used = 0;
+  uint64_t line_number = 0, references = 0;
+  std::vector<char> buffer(1 << 20);
+  std::string partial;  // a line cut by the end of a read
+  auto handle_line = [&](std::string_view line) {
+    ++line_number;
+    int r = mri::sim::parse_lackey_line(line, &batch[used], &error);
+    if (r < 0) {
+      std::fprintf(stderr, "mri-cachesim: %s:%" PRIu64 ": %s\n", trace_name.c_str(), line_number, error.c_str());
+      std::exit(kExitInput);
+    }
+    if (r == 1 && ++used == kBatch) {
+      sim->simulate(0, batch.data(), used);
+      references += used;
+      used = 0;
+      if ((references & ((1u << 20) - 1)) < kBatch) progress.maybe_report(line_number, references);
+    }
+  };
+  for (;;) {
+    const size_t got = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (got == 0) break;
+    size_t start = 0;
+    for (size_t i = 0; i < got; ++i) {
+      if (buffer[i] != '\n') continue;
+      if (!partial.empty()) {
+        partial.append(buffer.data() + start, i - start);
+        handle_line(partial);
+        partial.clear();
+      } else {
+        handle_line(std::string_view(buffer.data() + start, i - start));
+      }
+      start = i + 1;
+    }
+    partial.append(buffer.data() + start, got - start);
+  }
+  if (std::ferror(in)) {
+    std::fprintf(stderr, "mri-cachesim: reading '%s': %s\n", trace_name.c_str(), std::strerror(errno));
+    return kExitInput;
+  }
+  if (!partial.empty()) handle_line(partial);
+  if (used) sim->simulate(0, batch.data(), used);
+  references += used;
+  progress.finish();
+  if (!from_stdin) std::fclose(in);
+
+  // ---- summary
+  std::printf("config: %s\n", mri::sim::format_config(config).c_str());
+  std::printf("config_source: %s\n", source.c_str());
+  const mri::sim::ReferenceCounts refs = sim->total_references();
+  std::printf("references: total=%" PRIu64 " instructions=%" PRIu64 " reads=%" PRIu64 " writes=%" PRIu64
+              " modifies=%" PRIu64 "\n",
+              refs.total(), refs.instructions, refs.reads, refs.writes, refs.modifies);
+  const bool has_i1 = config.instruction_l1.has_value();
+  if (has_i1) {
+    const mri::sim::LevelCounters i1 = sim->instruction_counters(0);
+    std::printf("I1: fetches=%" PRIu64 " fetch_misses=%" PRIu64 "\n", i1.fetches(), i1.fetch_misses);
+  }
+  for (uint32_t level = 0; level < sim->levels(); ++level) {
+    const std::string name = "L" + std::to_string(level + 1);
+    print_level(name.c_str(), sim->total_counters(level), has_i1 && level > 0);
+  }
+  // The same numbers under cachegrind's names: D1 = L1, LL = the last level.
+  const mri::sim::LevelCounters d1 = sim->total_counters(0);
+  const mri::sim::LevelCounters ll = sim->total_counters(sim->levels() - 1);
+  const mri::sim::LevelCounters i1 = sim->instruction_counters(0);
+  const uint64_t il_misses = sim->levels() > 1 ? ll.fetch_misses : i1.fetch_misses;
+  std::printf("events: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw\n");
+  std::printf("summary: %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+              " %" PRIu64 " %" PRIu64 "\n",
+              refs.instructions, i1.fetch_misses, il_misses, d1.reads(), d1.read_misses, ll.read_misses,
+              d1.writes(), d1.write_misses, ll.write_misses);
+
+  if (monitor >= 0) {
+    mri::sim::MonitorResult result;
+    sim->monitor_result(monitor, &result);
+    std::printf("histogram: range=0x%" PRIx64 ":0x%" PRIx64 " bins=%u bin_bytes=%" PRIu64 "\n", opt.range_begin,
+                opt.range_end, result.bins, result.bin_bytes);
+    std::printf("bin begin end");
+    for (const mri::sim::Event& e : result.events)
+      std::printf(" L%u.%s", unsigned(e.level) + 1, mri::sim::event_kind_name(e.kind));
+    std::printf("\n");
+    for (uint32_t b = 0; b < result.bins; ++b) {
+      const uint64_t begin = opt.range_begin + uint64_t(b) * result.bin_bytes;
+      uint64_t end = begin + result.bin_bytes;
+      if (end > opt.range_end || result.bins == 1) end = opt.range_end;
+      if (begin >= opt.range_end) break;
+      std::printf("%u 0x%" PRIx64 " 0x%" PRIx64, b, begin, end);
+      for (size_t e = 0; e < result.events.size(); ++e) std::printf(" %" PRIu64, result.count(b, e));
+      std::printf("\n");
+    }
+    std::printf("total - -");
+    for (uint64_t t : result.totals) std::printf(" %" PRIu64, t);
+    std::printf("\n");
+  }
+  if (std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "mri-cachesim: writing the summary: %s\n", std::strerror(errno));
+    return kExitInput;
+  }
+  return 0;
+}

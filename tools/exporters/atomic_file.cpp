@@ -1,0 +1,145 @@
+#include "atomic_file.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mri::exporters::detail {
+
+std::string directory_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_name_of(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string io_error(const std::string& what, const std::string& path, int err) {
+  return what + " " + path + ": " + std::strerror(err);
+}
+
+int write_fully(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t done = ::write(fd, p, n);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (done == 0) return EIO;  // no progress and no errno: treat as an I/O error
+    p += done;
+    n -= static_cast<size_t>(done);
+  }
+  return 0;
+}
+
+AtomicFile::~AtomicFile() { abandon(); }
+
+bool AtomicFile::open(const std::string& final_path, std::string& error) {
+  if (fd_ >= 0 || !temp_path_.empty()) {
+    error = "output already open";
+    return false;
+  }
+  if (final_path.empty() || final_path.back() == '/') {
+    error = "invalid output path '" + final_path + "': it names no file";
+    return false;
+  }
+  struct stat st;
+  if (::stat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    error = "cannot write " + final_path + ": it exists and is not a regular file";
+    return false;
+  }
+  // The temporary file lives in the target directory so that the final
+  // rename(2) stays within one file system and is atomic.
+  std::string pattern = directory_of(final_path) + "/." + base_name_of(final_path) + ".tmp-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) {
+    error = io_error("cannot create a file in", directory_of(final_path), errno);
+    return false;
+  }
+  // mkostemp creates mode 0600; give the result the usual umask-based mode.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  fd_ = fd;
+  temp_path_ = name.data();
+  final_path_ = final_path;
+  buffer_.assign(kBufferBytes, '\0');
+  used_ = 0;
+  bytes_flushed_ = 0;
+  error_.clear();
+  return true;
+}
+
+void AtomicFile::latch(const std::string& what, int err) {
+  if (error_.empty()) error_ = io_error(what, final_path_, err);
+}
+
+void AtomicFile::flush_buffer() {
+  if (used_ == 0) return;
+  if (error_.empty() && fd_ >= 0) {
+    const int err = write_fully(fd_, buffer_.data(), used_);
+    if (err != 0) latch("cannot write", err);
+  }
+  bytes_flushed_ += used_;
+  used_ = 0;
+}
+
+void AtomicFile::write(std::string_view text) {
+  while (!text.empty()) {
+    if (used_ == buffer_.size()) flush_buffer();
+    const size_t n = std::min(text.size(), buffer_.size() - used_);
+    std::memcpy(buffer_.data() + used_, text.data(), n);
+    used_ += n;
+    text.remove_prefix(n);
+  }
+}
+
+bool AtomicFile::commit(std::string& error) {
+  if (fd_ < 0) {
+    error = error_.empty() ? "output is not open" : error_;
+    return false;
+  }
+  flush_buffer();
+  // fsync before rename: otherwise a crash shortly after could leave the
+  // final name pointing at an empty file on some file systems.
+  if (error_.empty() && ::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) latch("cannot sync", errno);
+  if (::close(fd_) != 0 && error_.empty()) latch("cannot close", errno);
+  fd_ = -1;
+  if (error_.empty() && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    latch("cannot rename the finished file to", errno);
+  }
+  if (!error_.empty()) {
+    error = error_;
+    abandon();
+    return false;
+  }
+  temp_path_.clear();
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+  return true;
+}
+
+void AtomicFile::abandon() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!temp_path_.empty()) {
+    ::unlink(temp_path_.c_str());
+    temp_path_.clear();
+  }
+  used_ = 0;
+}
+
+}  // namespace mri::exporters::detail

@@ -1,0 +1,211 @@
+// Exporters: trace writers (VTF3 ASCII, OTF2), a VTF3 reader and a
+// callgrind profile writer, over one neutral in-memory data model.
+//
+// Nothing here knows about shared memory or the MCC: the archiver turns what
+// it drains into these structures and hands them over. The formats as we
+// write them, and the documents they follow, are in docs/formats.md.
+//
+// Errors: every function that can fail returns false (or nullptr) and puts a
+// human-readable reason into its `error` argument; it never throws on bad
+// input or I/O failure (std::bad_alloc may still propagate).
+//
+// Thread safety: a TraceWriter is used by one thread at a time (no internal
+// locking). Distinct writers, and the free functions, may run concurrently on
+// different output paths.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mri::exporters {
+
+// ---------------------------------------------------------------------------
+// Trace data model
+
+// A thread of the application (an "active object"). Ids are dense from 0.
+struct Location {
+  uint32_t id = 0;
+  std::string name;     // e.g. "thread 0"
+  int32_t os_tid = -1;  // kernel thread id, -1 when unknown
+};
+
+// A code region. `kind` is the MRI region type name: "PROGRAM", "ROUTINE",
+// "LOOP", "BLOCK", "PARALLEL", "PARALLEL_LOOP", "PARALLEL_SECTIONS", "MASTER"
+// (any other string is written as it is). `file` may be empty, `line` 0.
+struct Region {
+  uint32_t id = 0;
+  std::string name;
+  std::string file;
+  int32_t line = 0;
+  std::string kind;
+};
+
+// A measured value attached to a region instance (e.g. a counter delta at the
+// exit of an instance). Ids are dense from 0.
+struct MetricDefinition {
+  uint32_t id = 0;
+  std::string name;  // e.g. "PAPI_L1_DCM"
+  std::string unit;  // e.g. "#", "ns"
+};
+
+struct TraceDefinitions {
+  std::string program;                        // program name
+  uint64_t timer_resolution = 1'000'000'000;  // timestamp ticks per second (we use ns)
+  std::vector<Location> locations;
+  std::vector<Region> regions;
+  std::vector<MetricDefinition> metrics;
+};
+
+enum class EventKind : uint8_t { Enter, Leave, Metric };
+
+// `region` is used by Enter/Leave (and names the instance a Metric belongs
+// to); `metric` and `value` only by Metric.
+struct TraceEvent {
+  uint64_t timestamp = 0;  // ticks, see TraceDefinitions::timer_resolution
+  uint32_t location = 0;
+  uint32_t region = 0;
+  EventKind kind = EventKind::Enter;
+  uint32_t metric = 0;
+  uint64_t value = 0;
+};
+
+// Ids of locations, regions and metrics must be below this bound; the
+// writers index tables by id.
+inline constexpr uint32_t kMaxDefinitionId = 1u << 24;
+
+// One trace archive. Not thread safe: use from one thread at a time.
+//
+// Common rules of both formats:
+//  - Output is atomic: until finish() succeeds nothing at `path` looks
+//    complete. The writer works under a temporary name in the same directory
+//    and renames at the end; after any error, and in the destructor without
+//    a successful finish(), it removes what it wrote.
+//  - Every I/O error (ENOSPC, EFBIG, EIO, ...) is reported with the path and
+//    strerror. After an I/O error the writer is failed: every later call
+//    returns false with the first error.
+//  - Invalid input (an event naming an undefined location/region/metric, a
+//    location going back in time, a conflicting redefinition) is rejected
+//    with a reason; a rejected write() leaves the archive as it was (the whole
+//    batch is rejected) and the writer usable.
+//  - The writers do not check that enters and leaves nest: a trace that
+//    starts inside a region may begin with leaves.
+class TraceWriter {
+ public:
+  virtual ~TraceWriter();
+
+  // Creates the output. Fails on: an unwritable or missing directory, a path
+  // that exists and is not a regular file (VTF3) or an OTF2 archive that
+  // already exists (we do not delete directories), invalid or duplicate
+  // definitions in `defs`, a second begin().
+  virtual bool begin(const std::string& path, const TraceDefinitions& defs, std::string& error) = 0;
+
+  // Definitions may grow between writes: a location, region or metric
+  // announced here may be used by the events of later write() calls.
+  // Re-adding an identical definition is accepted; a different one with the
+  // same id is an error.
+  virtual bool add_location(const Location& location, std::string& error) = 0;
+  virtual bool add_region(const Region& region, std::string& error) = 0;
+  virtual bool add_metric(const MetricDefinition& metric, std::string& error) = 0;
+
+  // Appends events. Per location the timestamps must not decrease (across
+  // calls, too); locations may interleave arbitrarily, within a call and
+  // between calls.
+  virtual bool write(const TraceEvent* events, size_t n, std::string& error) = 0;
+
+  // Completes the archive and makes it visible under `path`. Fails on I/O
+  // errors (the partial output is removed) and when called before begin()
+  // or twice.
+  virtual bool finish(std::string& error) = 0;
+
+  // Events accepted so far.
+  virtual uint64_t events_written() const = 0;
+};
+
+// VTF3 ASCII, one file. Events are written in global time order (ties: by
+// location id, then in the order given); the writer keeps at most
+// `memory_budget_bytes` of events in memory and spills the rest to unlinked
+// temporary files next to the output (docs/formats.md).
+std::unique_ptr<TraceWriter> make_vtf3_writer(size_t memory_budget_bytes = 64u << 20);
+
+// OTF2 through the OTF2 library. `path` is the anchor file "<dir>/<name>.otf2";
+// the archive also holds "<dir>/<name>.def" and the directory "<dir>/<name>/".
+// In a build without OTF2 the writer exists but begin() fails with
+// "built without OTF2".
+std::unique_ptr<TraceWriter> make_otf2_writer();
+
+// Whether this build can write OTF2.
+bool otf2_supported();
+
+enum class TraceFormat { Vtf3, Otf2 };
+
+// ".otf2" (the anchor file name) -> Otf2, anything else -> Vtf3.
+TraceFormat trace_format_for_path(const std::string& path);
+// "vtf3" or "otf2" (any case) -> true and `format`; anything else -> false.
+bool parse_trace_format(const std::string& name, TraceFormat& format);
+std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format);
+
+// Reads a VTF3 ASCII file as written by make_vtf3_writer(): definitions and
+// events (in file order, i.e. global time order). Fails with
+// "<path>:<line>: <reason>" on malformed input, undefined references or
+// records out of time order; with "<path>: <strerror>" when the file cannot
+// be read. Thread safe.
+bool read_vtf3(const std::string& path, TraceDefinitions& defs, std::vector<TraceEvent>& events,
+               std::string& error);
+
+// ---------------------------------------------------------------------------
+// Profile (callgrind format)
+
+inline constexpr uint32_t kNoCaller = 0xffffffff;
+
+// Self (exclusive) cost of one region, one value per Profile::events entry.
+struct ProfileFunction {
+  uint32_t region = 0;
+  std::vector<uint64_t> self;
+};
+
+// One call edge: `calls` calls from `caller` to `callee`, and the inclusive
+// cost spent in the callee during those calls (per Profile::events entry).
+// `caller` is kNoCaller for calls from outside the profile (a thread's
+// outermost regions, such as main); the callgrind file shows them as calls
+// from a function "(outside any region)" without cost of its own.
+struct ProfileCall {
+  uint32_t caller = kNoCaller;
+  uint32_t callee = 0;
+  uint64_t calls = 0;
+  std::vector<uint64_t> inclusive;
+};
+
+struct Profile {
+  std::string program;  // written as a comment
+  std::string command;  // "cmd:" line (omitted when empty)
+  // Callgrind event names: a letter, then letters, digits or '_', e.g.
+  // "Time_ns", "Instances", "PAPI_L1_DCM".
+  std::vector<std::string> events;
+  std::vector<std::string> event_descriptions;  // empty, or one long name per event ("event:" lines)
+  std::vector<Region> regions;
+  std::vector<ProfileFunction> functions;
+  std::vector<ProfileCall> calls;
+};
+
+// Writes `profile` as a callgrind file (Callgrind Format version 1), with the
+// same atomic-output and I/O-error rules as the trace writers. Fails on
+// invalid profiles: no events, bad event names, cost vectors of the wrong
+// length, references to undefined regions, duplicate functions, newlines in
+// names, call edges with 0 calls. Thread safe.
+bool write_callgrind(const std::string& path, const Profile& profile, std::string& error);
+
+// Builds a profile with the events "Time_ns" (timestamps converted with
+// timer_resolution) and "Instances" from a trace's enter/leave events: self
+// time per region and one call edge per (caller, callee) pair, the caller
+// being the enclosing region on the same location (kNoCaller at the
+// outermost level). Metric events are ignored. Fails when enters and leaves
+// do not nest (a leave of another region than the innermost open one) or
+// when events refer to undefined definitions; instances still open at the
+// end are ignored. Thread safe.
+bool build_profile(const TraceDefinitions& defs, const std::vector<TraceEvent>& events,
+                   Profile& profile, std::string& error);
+
+}  // namespace mri::exporters

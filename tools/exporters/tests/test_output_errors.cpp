@@ -1,0 +1,178 @@
+// Output errors of all writers: unusable paths, a full file system (a 64 KiB
+// tmpfs in a private mount namespace, which needs CAP_SYS_ADMIN) and a file
+// size limit (RLIMIT_FSIZE, for everyone). After a failure no file may exist
+// at the final path, and no temporary file may be left behind.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "mri_export.h"
+#include "test_helpers.h"
+
+namespace mri::exporters {
+namespace {
+
+using testing::ScratchDir;
+
+TEST(OutputErrors, MissingDirectory) {
+  ScratchDir dir;
+  const std::string missing = dir / "missing";
+  std::string error;
+  auto vtf3 = make_vtf3_writer();
+  EXPECT_FALSE(vtf3->begin(missing + "/t.vtf", testing::sample_definitions(1), error));
+  EXPECT_EQ(error, "cannot create a file in " + missing + ": No such file or directory");
+  EXPECT_FALSE(write_callgrind(missing + "/callgrind.out", Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error));
+  EXPECT_EQ(error, "cannot create a file in " + missing + ": No such file or directory");
+  if (otf2_supported()) {
+    auto otf2 = make_otf2_writer();
+    EXPECT_FALSE(otf2->begin(missing + "/t.otf2", testing::sample_definitions(1), error));
+    EXPECT_EQ(error, "cannot write OTF2 archive into " + missing + ": No such file or directory");
+  }
+  EXPECT_TRUE(dir.entries().empty()) << "no directory may be created on the way";
+}
+
+TEST(OutputErrors, RegularFileUsedAsDirectory) {
+  ScratchDir dir;
+  { std::ofstream(dir / "plain") << "x"; }
+  ::chmod((dir / "plain").c_str(), 0444);
+  std::string error;
+  auto vtf3 = make_vtf3_writer();
+  EXPECT_FALSE(vtf3->begin(dir / "plain/t.vtf", testing::sample_definitions(1), error));
+  EXPECT_EQ(error, "cannot create a file in " + (dir / "plain") + ": Not a directory");
+  if (otf2_supported()) {
+    auto otf2 = make_otf2_writer();
+    EXPECT_FALSE(otf2->begin(dir / "plain/t.otf2", testing::sample_definitions(1), error));
+    EXPECT_EQ(error, "cannot write OTF2 archive into " + (dir / "plain") + ": not a directory");
+  }
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"plain"});
+}
+
+TEST(OutputErrors, PathIsADirectory) {
+  ScratchDir dir;
+  ::mkdir((dir / "d").c_str(), 0755);
+  std::string error;
+  auto vtf3 = make_vtf3_writer();
+  EXPECT_FALSE(vtf3->begin(dir / "d", testing::sample_definitions(1), error));
+  EXPECT_EQ(error, "cannot write " + (dir / "d") + ": it exists and is not a regular file");
+  EXPECT_FALSE(write_callgrind(dir / "d", Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error));
+  EXPECT_EQ(error, "cannot write " + (dir / "d") + ": it exists and is not a regular file");
+}
+
+// --- the writers against a failing file system ----------------------------
+
+std::vector<TraceEvent> many_events(size_t count) {
+  std::vector<TraceEvent> events;
+  for (size_t i = 0; i < count; ++i) {
+    events.push_back({1000 + i, 0, static_cast<uint32_t>((i / 2) % 3),
+                      i % 2 == 0 ? EventKind::Enter : EventKind::Leave, 0, 0});
+  }
+  return events;
+}
+
+std::string leftovers(const std::string& dir) {
+  std::string names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names += e.path().filename().string() + " ";
+  return names;
+}
+
+// Writes `events` and finishes; the run must fail with `reason` and the
+// final path in the message and leave `dir` empty. "" when it did.
+std::string trace_fails(TraceWriter& w, const std::string& dir, const std::string& file,
+                        const std::vector<TraceEvent>& events, const std::string& reason) {
+  const std::string path = dir + "/" + file;
+  std::string error;
+  if (!w.begin(path, testing::sample_definitions(1), error)) return "begin failed: " + error;
+  bool ok = true;
+  for (size_t i = 0; ok && i < events.size(); i += 1000) {
+    ok = w.write(events.data() + i, std::min<size_t>(1000, events.size() - i), error);
+  }
+  if (ok) ok = w.finish(error);
+  if (ok) return "the writer did not notice the failure";
+  if (error.find(reason) == std::string::npos) return "error without '" + reason + "': " + error;
+  if (error.find(path) == std::string::npos) return "error without the path: " + error;
+  std::string again;
+  if (w.finish(again) || again != error) return "a failed writer must keep reporting its first error: " + again;
+  if (!leftovers(dir).empty()) return "left behind: " + leftovers(dir);
+  return "";
+}
+
+std::string callgrind_fails(const std::string& dir, const std::string& reason) {
+  Profile p;
+  p.events = {"Time_ns"};
+  for (uint32_t i = 0; i < 20000; ++i) {
+    p.regions.push_back(Region{i, "function_with_a_long_name_" + std::to_string(i), "file.c", int32_t(i), "ROUTINE"});
+    p.functions.push_back(ProfileFunction{i, {i}});
+  }
+  const std::string path = dir + "/callgrind.out";
+  std::string error;
+  if (write_callgrind(path, p, error)) return "write_callgrind did not notice the failure";
+  if (error.find(reason) == std::string::npos) return "error without '" + reason + "': " + error;
+  if (error.find(path) == std::string::npos) return "error without the path: " + error;
+  if (!leftovers(dir).empty()) return "left behind: " + leftovers(dir);
+  return "";
+}
+
+// Every writer, one after the other, against the same broken directory.
+std::string all_writers_fail(const std::string& dir, const std::string& reason) {
+  const std::vector<TraceEvent> events = many_events(200000);  // ~4 MB of VTF3 text, ~2 MB of OTF2
+  std::vector<std::string> problems;
+  {
+    auto w = make_vtf3_writer();
+    if (auto p = trace_fails(*w, dir, "t.vtf", events, reason); !p.empty()) problems.push_back("VTF3: " + p);
+  }
+  {
+    // A 16 KiB budget: the spill files hit the limit during write().
+    auto w = make_vtf3_writer(16 << 10);
+    if (auto p = trace_fails(*w, dir, "spill.vtf", events, reason); !p.empty()) problems.push_back("VTF3 spill: " + p);
+  }
+  if (auto p = callgrind_fails(dir, reason); !p.empty()) problems.push_back("callgrind: " + p);
+  if (otf2_supported()) {
+    auto w = make_otf2_writer();
+    if (auto p = trace_fails(*w, dir, "t.otf2", events, reason); !p.empty()) problems.push_back("OTF2: " + p);
+  }
+  std::string all;
+  for (const std::string& p : problems) all += p + "\n";
+  return all;
+}
+
+TEST(OutputErrors, FullFileSystem) {
+  ScratchDir scratch;
+  const std::string dir = scratch / "tiny";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string verdict = testing::run_in_child([&]() -> std::string {
+    // Private mount namespace: the tmpfs is invisible outside this child
+    // and disappears with it.
+    if (::unshare(CLONE_NEWNS) != 0) return std::string("SKIP unshare(CLONE_NEWNS): ") + std::strerror(errno);
+    if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      return std::string("SKIP making mounts private: ") + std::strerror(errno);
+    }
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755") != 0) {
+      return std::string("SKIP mounting a 64 KiB tmpfs: ") + std::strerror(errno);
+    }
+    return all_writers_fail(dir, "No space left on device");
+  });
+  if (verdict.rfind("SKIP", 0) == 0) GTEST_SKIP() << verdict.substr(5) << " (needs CAP_SYS_ADMIN)";
+  EXPECT_EQ(verdict, "");
+}
+
+TEST(OutputErrors, FileSizeLimit) {
+  ScratchDir dir;
+  const std::string verdict = testing::run_in_child([&]() -> std::string {
+    // Writes past the limit fail with EFBIG once SIGXFSZ is ignored.
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64 << 10, 64 << 10};
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return std::string("setrlimit: ") + std::strerror(errno);
+    return all_writers_fail(dir.path(), "File too large");
+  });
+  EXPECT_EQ(verdict, "");
+}
+
+}  // namespace
+}  // namespace mri::exporters
