@@ -352,7 +352,8 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
  * region, active_object: where (the thread that produced the record).
  * data_structure: the request's data structure; {{0, 0}, NULL} when none.
  * timestamp: nanoseconds (the published MRI_Time_Entity) since the
- *   application attached to the tool; one clock for all threads.
+ *   application published its static information at start-up (while
+ *   MRI_Application_Load waits); one clock for all threads.
  * data: for MRI_REGION_EVENT, MRI_TRACE_ENTER or MRI_TRACE_EXIT; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
  *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter: the count over

@@ -38,7 +38,8 @@ constexpr RiDescription kRuntimeInformation[] = {
     {MRI_TOTAL_INSTRUCTIONS, "TOTAL_INSTRUCTIONS", "instructions completed", "papi", 1},
 };
 
-constexpr int kCounterRequestKinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
+constexpr int kCounterRequestKinds =
+    (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST);
 
 // Events PAPI can count here, found once per process (each is added to a
 // scratch event set and started, which takes a while).
@@ -123,10 +124,10 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
     if (d.ri == MRI_EXECUTION_TIME || d.ri == MRI_NUMBER_OF_INSTANCES) {
       i.available = 1;
       i.reason = "";
-      i.request_kinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST);
+      i.request_kinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST);
     } else if (d.ri == MRI_REGION_EVENT) {
-      i.available = 0;
-      i.reason = "trace requests are not available yet in this version";
+      i.available = 1;
+      i.reason = "";
       i.request_kinds = 1 << MRI_TRACE_REQUEST;
     } else {
       const std::string event = event_of(d.ri);

@@ -157,7 +157,8 @@ struct Event {
 // What a monitor counts. Events of a reference are attributed to the first
 // byte of the reference that lies in the line concerned (so the two halves
 // of a straddling access land in their own lines; in cachegrind-compatible
-// mode, where an access is one event, to its first byte).
+// mode, where an access is one event, to its first byte; that mode
+// attributes only read and write hits and misses).
 struct MonitorSpec {
   bool whole_address_space = false;  // if true, begin/end are ignored
   uint64_t begin = 0, end = 0;       // [begin, end), end > begin

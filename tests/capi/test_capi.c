@@ -541,8 +541,13 @@ static void test_publication(void **state)
     assert_int_equal(hw.time_entity, MRI_NANOSECONDS);
     MRI_Runtime_Information_Table t;
     assert_int_equal(Get_Available_Runtime_Information(&t), MRI_OK);
-    int seen_time = 0, seen_l1 = 0;
+    int seen_time = 0, seen_l1 = 0, seen_event = 0;
     for (int i = 0; i < t.nr_Elements; ++i) {
+        if (t.info[i].ri == MRI_REGION_EVENT) {
+            seen_event = 1;
+            assert_true(t.info[i].available);
+            assert_int_equal(t.info[i].request_kinds, 1 << MRI_TRACE_REQUEST); /* traces only */
+        }
         if (t.info[i].ri == MRI_EXECUTION_TIME) {
             seen_time = 1;
             assert_true(t.info[i].available);
@@ -554,7 +559,7 @@ static void test_publication(void **state)
             assert_true(strlen(t.info[i].reason) > 10);
         }
     }
-    assert_true(seen_time && seen_l1);
+    assert_true(seen_time && seen_l1 && seen_event);
     MRI_Aggregation_Table a;
     assert_int_equal(Get_Available_Aggregations(MRI_REGION_EVENT, &a), MRI_OK);
     assert_int_equal(a.nr_Elements, 0);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -41,6 +42,23 @@ int write_fully(int fd, const void* data, size_t n) {
   return 0;
 }
 
+unsigned current_umask() {
+  // umask(2) can only be read by setting it, which would race with other
+  // threads creating files; Linux shows it in /proc/self/status instead.
+  if (FILE* f = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned mask = 0;
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) {
+        std::fclose(f);
+        return mask;
+      }
+    }
+    std::fclose(f);
+  }
+  return 022;
+}
+
 AtomicFile::~AtomicFile() { abandon(); }
 
 bool AtomicFile::open(const std::string& final_path, std::string& error) {
@@ -67,10 +85,9 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
     error = io_error("cannot create a file in", directory_of(final_path), errno);
     return false;
   }
-  // mkostemp creates mode 0600; give the result the usual umask-based mode.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  // mkostemp creates mode 0600; give the result the mode a plain creat()
+  // would have given it.
+  ::fchmod(fd, 0666 & ~current_umask());
   fd_ = fd;
   temp_path_ = name.data();
   final_path_ = final_path;

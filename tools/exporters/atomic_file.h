@@ -16,6 +16,8 @@ std::string directory_of(const std::string& path);
 std::string base_name_of(const std::string& path);
 // "<what> <path>: <strerror(err)>"
 std::string io_error(const std::string& what, const std::string& path, int err);
+// The process's file creation mask, read without changing it.
+unsigned current_umask();
 
 // Writes to "<dir>/.<name>.tmp-XXXXXX" and renames it to `final_path` in
 // commit(). The destructor removes the temporary file unless commit()

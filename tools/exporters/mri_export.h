@@ -126,22 +126,26 @@ class TraceWriter {
 
 // VTF3 ASCII, one file. Events are written in global time order (ties: by
 // location id, then in the order given); the writer keeps at most
-// `memory_budget_bytes` of events in memory and spills the rest to unlinked
-// temporary files next to the output (docs/formats.md).
+// `memory_budget_bytes` of events in memory (24 bytes each) and spills the
+// rest to unlinked temporary files next to the output (docs/formats.md).
+// The factories cannot fail and are thread safe.
 std::unique_ptr<TraceWriter> make_vtf3_writer(size_t memory_budget_bytes = 64u << 20);
 
 // OTF2 through the OTF2 library. `path` is the anchor file "<dir>/<name>.otf2";
 // the archive also holds "<dir>/<name>.def" and the directory "<dir>/<name>/".
 // In a build without OTF2 the writer exists but begin() fails with
-// "built without OTF2".
+// "built without OTF2". The first OTF2 writer of the process replaces the
+// OTF2 library's process-wide error callback (which prints to stderr) with
+// one that hands the messages to the writer of the calling thread.
 std::unique_ptr<TraceWriter> make_otf2_writer();
 
-// Whether this build can write OTF2.
+// Whether this build can write OTF2. Thread safe.
 bool otf2_supported();
 
 enum class TraceFormat { Vtf3, Otf2 };
 
-// ".otf2" (the anchor file name) -> Otf2, anything else -> Vtf3.
+// ".otf2" (the anchor file name) -> Otf2, anything else -> Vtf3. These
+// three functions cannot fail (beyond `false`) and are thread safe.
 TraceFormat trace_format_for_path(const std::string& path);
 // "vtf3" or "otf2" (any case) -> true and `format`; anything else -> false.
 bool parse_trace_format(const std::string& name, TraceFormat& format);

@@ -141,13 +141,25 @@ std::string host_name() {
   return host;
 }
 
-// 0 or errno.
-int fsync_path(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
+// Makes the files durable; 0 or errno. One fsync per file in a row costs a
+// journal commit each (about 3 ms here, 0.4 s for 64 threads), so write-back
+// of all files is started first and the fsyncs then mostly find it done.
+int sync_files(const std::vector<std::string>& paths) {
+  std::vector<int> fds;
   int err = 0;
-  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) err = errno;
-  ::close(fd);
+  for (const std::string& path : paths) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      err = errno;
+      break;
+    }
+    fds.push_back(fd);
+    ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // a hint: errors show up in fsync
+  }
+  for (const int fd : fds) {
+    if (err == 0 && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) err = errno;
+    ::close(fd);
+  }
   return err;
 }
 
@@ -455,25 +467,20 @@ class Otf2Writer final : public TraceWriter {
   bool publish(std::string& error) {
     const std::vector<std::string> from = temporary_parts();
     const std::vector<std::string> to = final_parts();
-    // Data first: the files inside the location directory, then the two
-    // top-level files.
+    // Data first: the files of the location directory, the directory, then
+    // the two top-level files.
+    std::vector<std::string> files;
     if (DIR* d = ::opendir(from[0].c_str())) {
       while (const dirent* e = ::readdir(d)) {
         const std::string n = e->d_name;
-        if (n == "." || n == "..") continue;
-        if (const int err = fsync_path(from[0] + "/" + n); err != 0) {
-          ::closedir(d);
-          error = detail::io_error("cannot sync OTF2 archive", anchor_path_, err);
-          return false;
-        }
+        if (n != "." && n != "..") files.push_back(from[0] + "/" + n);
       }
       ::closedir(d);
     }
-    for (size_t i = 0; i < from.size(); ++i) {
-      if (const int err = fsync_path(from[i]); err != 0) {
-        error = detail::io_error("cannot sync OTF2 archive", anchor_path_, err);
-        return false;
-      }
+    files.insert(files.end(), from.begin(), from.end());
+    if (const int err = sync_files(files); err != 0) {
+      error = detail::io_error("cannot sync OTF2 archive", anchor_path_, err);
+      return false;
     }
     for (size_t i = 0; i < from.size(); ++i) {
       if (exists(to[i])) {

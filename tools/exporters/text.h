@@ -11,16 +11,30 @@ namespace mri::exporters::detail {
 // Longest decimal uint64_t: 20 digits.
 inline constexpr size_t kMaxU64Digits = 20;
 
+// Number of decimal digits of `value` (1 for 0).
+inline unsigned decimal_digits(uint64_t value) {
+  unsigned n = 1;
+  for (;;) {
+    if (value < 10) return n;
+    if (value < 100) return n + 1;
+    if (value < 1000) return n + 2;
+    if (value < 10000) return n + 3;
+    value /= 10000;
+    n += 4;
+  }
+}
+
 // Writes `value` in decimal at `out` and returns the end. Two digits per
-// step from a table: the VTF3 writer formats a few numbers per event, and
-// this keeps formatting well below the 100 ns per event budget.
+// step from a table, written in place from the last digit (no copy): the
+// VTF3 writer formats three numbers per event, and this keeps formatting at
+// a few nanoseconds per number.
 inline char* put_u64(char* out, uint64_t value) {
   static constexpr char kPairs[] =
       "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
       "8081828384858687888990919293949596979899";
-  char reversed[kMaxU64Digits];
-  char* p = reversed + kMaxU64Digits;
+  char* const end = out + decimal_digits(value);
+  char* p = end;
   while (value >= 100) {
     const unsigned pair = static_cast<unsigned>(value % 100) * 2;
     value /= 100;
@@ -34,9 +48,7 @@ inline char* put_u64(char* out, uint64_t value) {
   } else {
     *--p = static_cast<char>('0' + value);
   }
-  const size_t n = static_cast<size_t>(reversed + kMaxU64Digits - p);
-  std::memcpy(out, p, n);
-  return out + n;
+  return end;
 }
 
 inline char* put_i64(char* out, int64_t value) {

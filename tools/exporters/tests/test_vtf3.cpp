@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sys/stat.h>
 
 #include "mri_export.h"
 #include "test_helpers.h"
@@ -392,6 +393,19 @@ TEST(Vtf3, ExistingFileIsReplacedOnlyAtFinish) {
   std::vector<TraceEvent> read_events;
   ASSERT_TRUE(read_vtf3(dir / "old.vtf", read_defs, read_events, error)) << error;
   EXPECT_EQ(read_defs.program, "gauss");
+}
+
+TEST(Vtf3, FileGetsTheModeOfAPlainCreate) {
+  ScratchDir dir;
+  const mode_t old_mask = ::umask(027);
+  auto w = make_vtf3_writer();
+  std::string error;
+  const bool ok = w->begin(dir / "mode.vtf", testing::sample_definitions(1), error) && w->finish(error);
+  ::umask(old_mask);
+  ASSERT_TRUE(ok) << error;
+  struct stat st;
+  ASSERT_EQ(::stat((dir / "mode.vtf").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);  // 0666 & ~027, not mkstemp's 0600
 }
 
 // --- reader errors ---------------------------------------------------------
