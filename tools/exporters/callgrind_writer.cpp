@@ -1,6 +1,7 @@
 // Callgrind profile writer (Callgrind Format Specification, version 1, from
 // the Valgrind documentation; details in docs/formats.md).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <unordered_map>
 
@@ -10,6 +11,9 @@
 
 namespace mri::exporters {
 namespace {
+
+// The caller of calls from outside the profile (ProfileCall::caller == kNoCaller).
+constexpr char kRootFunction[] = "(outside any region)";
 
 bool is_event_name(const std::string& name) {
   // The specification's Name is a letter followed by letters and digits;
@@ -155,7 +159,6 @@ class CallgrindWriter {
     out.write("\ntotals: " + sum_line(totals) + "\n");
   }
 
-  static constexpr const char* kRootFunction = "(outside any region)";
 
  private:
   static std::string line_of(const Region& r) { return std::to_string(r.line > 0 ? r.line : 0); }

@@ -97,22 +97,25 @@ class TraceWriter {
   virtual ~TraceWriter();
 
   // Creates the output. Fails on: an unwritable or missing directory, a path
-  // that exists and is not a regular file (VTF3) or an OTF2 archive that
-  // already exists (we do not delete directories), invalid or duplicate
-  // definitions in `defs`, a second begin().
+  // that exists and is not a regular file (VTF3), an OTF2 path not ending in
+  // ".otf2" or an OTF2 archive that already exists (we do not delete
+  // directories), invalid or conflicting definitions in `defs` (id too large,
+  // metric without name, timer_resolution 0), a second begin().
   virtual bool begin(const std::string& path, const TraceDefinitions& defs, std::string& error) = 0;
 
   // Definitions may grow between writes: a location, region or metric
   // announced here may be used by the events of later write() calls.
-  // Re-adding an identical definition is accepted; a different one with the
-  // same id is an error.
+  // Re-adding an identical definition is accepted. Fails on a different
+  // definition with the same id, an id >= kMaxDefinitionId, a metric without
+  // name, and outside begin()..finish().
   virtual bool add_location(const Location& location, std::string& error) = 0;
   virtual bool add_region(const Region& region, std::string& error) = 0;
   virtual bool add_metric(const MetricDefinition& metric, std::string& error) = 0;
 
   // Appends events. Per location the timestamps must not decrease (across
   // calls, too); locations may interleave arbitrarily, within a call and
-  // between calls.
+  // between calls. Fails on invalid events (the batch is rejected, see
+  // above) and on I/O errors (VTF3 spill files, OTF2 chunk flushes).
   virtual bool write(const TraceEvent* events, size_t n, std::string& error) = 0;
 
   // Completes the archive and makes it visible under `path`. Fails on I/O

@@ -221,7 +221,7 @@ class Vtf3Writer final : public TraceWriter {
     }
     if (!out_.commit(error)) {
       io_error_ = error;
-      state_ = State::Failed;
+      fail();
       return false;
     }
     streams_.clear();

@@ -174,5 +174,34 @@ TEST(OutputErrors, FileSizeLimit) {
   EXPECT_EQ(verdict, "");
 }
 
+TEST(OutputErrors, KilledWriterLeavesNothingUnderTheFinalName) {
+  ScratchDir dir;
+  testing::run_in_child([&]() -> std::string {
+    const std::vector<TraceEvent> events = many_events(100000);
+    std::string error;
+    auto vtf3 = make_vtf3_writer(16 << 10);  // with spill files, too
+    vtf3->begin(dir / "killed.vtf", testing::sample_definitions(1), error);
+    vtf3->write(events.data(), events.size(), error);
+    if (otf2_supported()) {
+      auto otf2 = make_otf2_writer();
+      otf2->begin(dir / "killed.otf2", testing::sample_definitions(1), error);
+      otf2->write(events.data(), events.size(), error);
+      ::raise(SIGKILL);  // no destructor, no cleanup
+    }
+    ::raise(SIGKILL);
+    return "";
+  });
+  EXPECT_FALSE(testing::file_exists(dir / "killed.vtf"));
+  EXPECT_FALSE(testing::file_exists(dir / "killed.otf2"));
+  EXPECT_FALSE(testing::file_exists(dir / "killed.def"));
+  EXPECT_FALSE(testing::file_exists(dir / "killed"));
+  // What a kill leaves are the temporary names (hidden), not spill files:
+  // one per writer, which also shows that the child got that far.
+  EXPECT_EQ(dir.entries().size(), otf2_supported() ? 2u : 1u);
+  for (const std::string& name : dir.entries()) {
+    EXPECT_TRUE(name.rfind(".killed.vtf.tmp-", 0) == 0 || name.rfind(".killed.otf2-tmp-", 0) == 0) << name;
+  }
+}
+
 }  // namespace
 }  // namespace mri::exporters
