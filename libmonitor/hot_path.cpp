@@ -9,8 +9,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <x86intrin.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -157,9 +155,6 @@ __attribute__((always_inline)) inline ThreadState* enter_monitor() {
 }
 
 inline void leave(ThreadState* ts) { ts->in_slow.store(0, std::memory_order_release); }
-
-// The timer backend's clock, decided by a flag on the hot cache line.
-inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer::monotonic_ticks(); }
 
 // Counters at a region enter (regions whose plan has counter requests).
 __attribute__((noinline)) void enter_counters(ThreadState* ts, Frame& f) {

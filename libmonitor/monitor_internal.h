@@ -23,9 +23,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include <x86intrin.h>
+
 #include "mri_monitor.h"
 #include "mri_papi.h"
 #include "mri_protocol.h"
+#include "mri_timer.h"
 
 namespace mri::monitor {
 
@@ -225,6 +228,7 @@ void publish_state(proto::AppState state, proto::StopReason reason, int32_t regi
 void publish_ack(uint32_t ack);
 void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void arm_all(unsigned char value);
+void for_each_thread(void (*fn)(ThreadState*));  // every registered thread's state
 void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
 
@@ -232,6 +236,10 @@ int32_t publish_region(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
 bool tool_alive();
+
+// The timer backend's clock in ticks (rdtsc when calibration chose it),
+// decided by a flag on the hot cache line.
+inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer::monotonic_ticks(); }
 
 // hot_path.cpp
 ThreadState* current_thread_state();
@@ -247,15 +255,21 @@ void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec);
 void trace_flush_stash(ThreadState* ts);
 void trace_discard_stash(ThreadState* ts);
 
-inline void trace_append(ThreadState* ts, uint64_t timestamp, uint64_t data, uint32_t region,
-                         proto::TraceKind kind, uint16_t request) {
-  const proto::TraceRecord rec{timestamp, data, region, uint16_t(kind), request};
-  if (__builtin_expect(ts->trace_head == ts->trace_limit, 0)) return trace_append_slow(ts, rec);
+// Writes a record at the head of the thread's ring; the caller knows there
+// is room (head below the limit).
+inline void trace_put(ThreadState* ts, const proto::TraceRecord& rec) {
   ts->ring[ts->trace_head & ts->ring_mask] = rec;
   ++ts->trace_head;
   // Release: the tool reads the record after it sees the new head. A plain
   // store on x86; the line is this thread's own.
   __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
+}
+
+inline void trace_append(ThreadState* ts, uint64_t timestamp, uint64_t data, uint32_t region,
+                         proto::TraceKind kind, uint16_t request) {
+  const proto::TraceRecord rec{timestamp, data, region, uint16_t(kind), request};
+  if (__builtin_expect(ts->trace_head == ts->trace_limit, 0)) return trace_append_slow(ts, rec);
+  trace_put(ts, rec);
 }
 
 }  // namespace mri::monitor

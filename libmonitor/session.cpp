@@ -21,8 +21,6 @@
 #include "mri_sync.h"
 #include "mri_timer.h"
 
-#include <x86intrin.h>
-
 namespace mri::monitor {
 
 constinit GlobalStorage g_storage;
@@ -181,13 +179,38 @@ void detach(const char* why) {
   g.view.base = nullptr;
 }
 
+// Calls fn(region) for every published region set in request r's bitmap
+// (bits beyond the published regions mean nothing).
+template <typename Fn>
+void for_each_requested_region(const proto::View& v, uint32_t r, uint32_t nreg, Fn&& fn) {
+  const uint64_t* bits = v.request_bitmap(r);
+  const uint32_t words = proto::bitmap_words(v.g);
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
+    while (word) {
+      const uint32_t region = w * 64 + uint32_t(__builtin_ctzll(word));
+      word &= word - 1;
+      if (region < nreg) fn(region);
+    }
+  }
+}
+
+// The parts of a region's plan that follow from its trace targets.
+void derive_trace_plan(RegionPlan& p, const TraceTarget* t, uint32_t n) {
+  p.trace_simple = n == 1 && t[0].root && !t[0].threads && t[0].metric == uint16_t(proto::Metric::kRegionEvent);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (t[i].metric == uint16_t(proto::Metric::kRegionEvent)) continue;
+    p.trace_values = 1;
+    if (t[i].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
+  }
+}
+
 // Rebuilds the per-region plans from the request table. Called only by the
 // control thread while every application thread is quiescent.
 void apply_requests() {
   const proto::View& v = g.view;
   const uint32_t nreg = uint32_t(g.region_first.size());
   const uint32_t nthreads = std::min(g.next_thread.load(), v.g.max_threads);
-  const uint32_t words = proto::bitmap_words(v.g);
 
   std::vector<std::vector<AggTarget>> agg(nreg);
   std::vector<std::vector<uint32_t>> prof(nreg);
@@ -274,15 +297,7 @@ void apply_requests() {
       if (rec.flags & proto::kRequestAllRegions) {
         root.assign(nreg, 1);
       } else {
-        const uint64_t* bits = v.request_bitmap(r);
-        for (uint32_t w = 0; w < words; ++w) {
-          uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
-          while (word) {
-            const uint32_t region = w * 64 + uint32_t(__builtin_ctzll(word));
-            word &= word - 1;
-            if (region < nreg) root[region] = 1;
-          }
-        }
+        for_each_requested_region(v, r, nreg, [&](uint32_t region) { root[region] = 1; });
       }
       const bool subregions = !(rec.flags & proto::kRequestNoSubregions);
       for (uint32_t region = 0; region < nreg; ++region) {
@@ -330,19 +345,12 @@ void apply_requests() {
       sync::store(ack->applied_generation, rec.generation);
       continue;
     }
-    const uint64_t* bits = v.request_bitmap(r);
-    for (uint32_t w = 0; w < words; ++w) {
-      uint64_t word = sync::load(bits[w], std::memory_order_relaxed);
-      while (word) {
-        uint32_t region = w * 64 + uint32_t(__builtin_ctzll(word));
-        word &= word - 1;
-        if (region >= nreg) continue;  // bits beyond the published regions mean nothing
-        if (rec.kind == uint32_t(proto::RequestKind::kProfile))
-          prof[region].push_back(rec.profile_slice);
-        else
-          agg[region].push_back({r, uint16_t(rec.metric), event});
-      }
-    }
+    for_each_requested_region(v, r, nreg, [&](uint32_t region) {
+      if (rec.kind == uint32_t(proto::RequestKind::kProfile))
+        prof[region].push_back(rec.profile_slice);
+      else
+        agg[region].push_back({r, uint16_t(rec.metric), event});
+    });
     ack->status = 0;
     sync::store(ack->applied_generation, rec.generation);
   }
@@ -367,13 +375,7 @@ void apply_requests() {
     p.trace_begin = uint32_t(g.plan_traces.size());
     p.n_trace = uint16_t(trace[i].size());
     g.plan_traces.insert(g.plan_traces.end(), trace[i].begin(), trace[i].end());
-    p.trace_simple = trace[i].size() == 1 && trace[i][0].root && !trace[i][0].threads &&
-                     trace[i][0].metric == uint16_t(proto::Metric::kRegionEvent);
-    for (const auto& t : trace[i]) {
-      if (t.metric == uint16_t(proto::Metric::kRegionEvent)) continue;
-      p.trace_values = 1;
-      if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
-    }
+    derive_trace_plan(p, trace[i].data(), p.n_trace);
     p.agg_begin = uint32_t(g.plan_aggs.size());
     p.n_agg = uint16_t(agg[i].size());
     g.plan_aggs.insert(g.plan_aggs.end(), agg[i].begin(), agg[i].end());
@@ -447,8 +449,7 @@ void handle_command(uint32_t seq) {
       arm_all(1);
       quiesce(nullptr);
       // Ending at once: records kept aside for a full ring are counted.
-      for (uint32_t t = 0; t < std::min(g.next_thread.load(), g.view.g.max_threads); ++t)
-        if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire)) trace_discard_stash(ts);
+      for_each_thread(trace_discard_stash);
       publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
       _exit(0);
@@ -498,6 +499,12 @@ void note_error(const char* fmt, ...) {
   std::vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
   copy_message(app().last_error, text);
+}
+
+void for_each_thread(void (*fn)(ThreadState*)) {
+  const uint32_t n = std::min(g.next_thread.load(), g.view.g.max_threads);
+  for (uint32_t i = 0; i < n; ++i)
+    if (ThreadState* ts = g.threads[i].load(std::memory_order_acquire)) fn(ts);
 }
 
 void arm_all(unsigned char value) {
@@ -641,7 +648,7 @@ void publish_once() {
     timer::Calibration cal = timer::calibrate();
     g.tsc = cal.kind == timer::Kind::kTsc;
     app().ns_per_tick = cal.ns_per_tick;
-    sync::store(app().trace_epoch, uint64_t(g.tsc ? __rdtsc() : timer::monotonic_ticks()));
+    sync::store(app().trace_epoch, ticks());
     sync::store(app().timer_kind, uint32_t(cal.kind));
     g.file_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_ids = new std::unordered_map<std::string, uint32_t>;
@@ -721,12 +728,7 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
     p.n_prof = g.all_prof_count;
     p.trace_begin = g.all_trace_begin;
     p.n_trace = g.all_trace_count;
-    for (uint32_t k = 0; k < p.n_trace; ++k) {
-      const TraceTarget& t = g.traces[p.trace_begin + k];
-      if (t.metric == uint16_t(mri::proto::Metric::kRegionEvent)) continue;
-      p.trace_values = 1;
-      if (t.metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
-    }
+    derive_trace_plan(p, g.traces + p.trace_begin, p.n_trace);
     p.measure = p.n_prof > 0 || p.trace_values;
     p.armed = p.measure || p.n_trace;
     for (uint32_t k = 0; k < p.n_prof; ++k)
@@ -761,8 +763,7 @@ void Monitor_Final(void) {
   quiesce(current_thread_state());
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.
-  for (uint32_t t = 0; t < std::min(g.next_thread.load(), g.view.g.max_threads); ++t)
-    if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire)) trace_flush_stash(ts);
+  for_each_thread(trace_flush_stash);
   publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);

@@ -21,14 +21,10 @@
 #include "mri_sync.h"
 #include "mri_timer.h"
 
-#include <x86intrin.h>
-
 namespace mri::monitor {
 namespace {
 
 constexpr long kWaitPollNs = 1'000'000;  // re-check liveness and mode every 1 ms
-
-inline uint64_t now_ticks() { return g.tsc ? __rdtsc() : timer::monotonic_ticks(); }
 
 // Reads the tool's tail and moves the limit. True when there is room.
 bool refresh_limit(ThreadState* ts) {
@@ -47,18 +43,12 @@ void count_discarded(ThreadState* ts, uint64_t n) {
   __atomic_store_n(&ts->ring_head->discarded, ts->ring_head->discarded + n, __ATOMIC_RELEASE);
 }
 
-void put(ThreadState* ts, const proto::TraceRecord& rec) {
-  ts->ring[ts->trace_head & ts->ring_mask] = rec;
-  ++ts->trace_head;
-  __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
-}
-
 enum class WaitResult { kRoom, kStopping, kGone };
 
 // Waits for room in the ring. kStopping: the world is being stopped or
 // ended (the caller stashes); kGone: the tool died or the bound expired.
 WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
-  const uint64_t t0 = now_ticks();
+  const uint64_t t0 = ticks();
   const uint64_t deadline = sync::monotonic_ns() + g.trace_wait_ns;
   proto::AppControl& app = g.view.header()->app;
   __atomic_store_n(&ts->ring_head->waits, ts->ring_head->waits + 1, __ATOMIC_RELAXED);
@@ -84,7 +74,7 @@ WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
     sync::futex_wait_shared(&ts->ring_tail->tail_seq, seq, kWaitPollNs);
   }
   __atomic_store_n(&ts->ring_head->waiting, 0u, __ATOMIC_RELAXED);
-  const uint64_t waited = now_ticks() - t0;
+  const uint64_t waited = ticks() - t0;
   __atomic_store_n(&ts->ring_head->wait_ticks, ts->ring_head->wait_ticks + waited, __ATOMIC_RELAXED);
   // The wait is the monitor's, not the program's: shift it out of every
   // open frame (the instance being closed, if any, was popped already).
@@ -95,7 +85,7 @@ WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
 // Moves stashed records into the ring while there is room.
 void drain_stash(ThreadState* ts) {
   uint32_t moved = 0;
-  while (moved < ts->stashed && ts->trace_head < ts->trace_limit) put(ts, ts->stash[moved++]);
+  while (moved < ts->stashed && ts->trace_head < ts->trace_limit) trace_put(ts, ts->stash[moved++]);
   if (moved) {
     std::memmove(ts->stash, ts->stash + moved, (ts->stashed - moved) * sizeof(proto::TraceRecord));
     ts->stashed -= moved;
@@ -121,7 +111,7 @@ void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec) {
     if (ts->trace_head >= ts->trace_limit) refresh_limit(ts);
     drain_stash(ts);
     if (ts->stashed == 0 && ts->trace_head < ts->trace_limit) {
-      put(ts, rec);
+      trace_put(ts, rec);
       if (ts->trace_head == ts->trace_limit) refresh_limit(ts);  // keep the fast path's test exact
       return;
     }

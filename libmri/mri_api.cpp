@@ -714,6 +714,33 @@ int check_budget(const Request& r) {
   return MRI_OK;
 }
 
+// MRI_Profile_Request and MRI_Callpath_Profile_Request.
+MRI_Request_ID profile_request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
+                               MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables, bool callpath) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  Request r;
+  r.kind = MRI_PROFILE_REQUEST;
+  r.callpath = callpath;
+  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
+    return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
+  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
+  if (callpath && s.view.g.max_edges == 0) return fail("this run keeps no calling context (MRI_MAX_EDGES is 0)");
+  if (check_budget(r) != MRI_OK) return MRI_Error;
+  for (const auto& a : r.active_objects)
+    if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
+      return fail("profile active objects must be threads or the process");
+  return add_request(std::move(r));
+}
+
+// Whether a request's results cover thread t (all when it named none, or
+// the process).
+bool wants_thread(const Request& r, int t) {
+  if (r.active_objects.empty()) return true;
+  for (const auto& a : r.active_objects)
+    if (a.type == MRI_PROCESS || (a.type == MRI_THREAD && a.id == t)) return true;
+  return false;
+}
+
 }  // namespace mri::tool
 
 extern "C" {
@@ -745,34 +772,12 @@ MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Ta
 
 MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
                                    MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  Request r;
-  r.kind = MRI_PROFILE_REQUEST;
-  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
-    return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
-  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
-  if (check_budget(r) != MRI_OK) return MRI_Error;
-  for (const auto& a : r.active_objects)
-    if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
-      return fail("profile active objects must be threads or the process");
-  return add_request(std::move(r));
+  return profile_request(ri, regions, ao, variables, false);
 }
 
 MRI_Request_ID MRI_Callpath_Profile_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
                                             MRI_Active_Object_Table* ao, MRI_Data_Structure_Table* variables) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  Request r;
-  r.kind = MRI_PROFILE_REQUEST;
-  r.callpath = true;
-  if (ri && raw(*ri) == MRI_REGION_EVENT && s.initialized)
-    return fail("MRI_REGION_EVENT is only for trace requests; a profile needs a measured value");
-  if (check_common(ri, regions, ao, variables, true, r) != MRI_OK) return MRI_Error;
-  if (s.view.g.max_edges == 0) return fail("this run keeps no calling context (MRI_MAX_EDGES is 0)");
-  if (check_budget(r) != MRI_OK) return MRI_Error;
-  for (const auto& a : r.active_objects)
-    if (a.type != MRI_THREAD && a.type != MRI_PROCESS)
-      return fail("profile active objects must be threads or the process");
-  return add_request(std::move(r));
+  return profile_request(ri, regions, ao, variables, true);
 }
 
 int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results** results) {
@@ -789,15 +794,13 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
   const proto::RequestAck ack = *s.view.request_ack(uint32_t(r.slot));
   const bool active = ack.applied_generation == r.generation && ack.status == 0;
   refresh_static_information();
-  const uint32_t nthreads = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  const uint32_t nthreads = thread_rows(s.view);
   const uint32_t nreg = uint32_t(s.regions.size());
   const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() ? 1.0 : s.ns_per_tick;
   std::map<std::pair<uint32_t, uint32_t>, MRI_Callpath_Element> sums;
   std::vector<proto::EdgeSlot> row(s.view.g.max_edges);
   for (uint32_t t = 0; t < nthreads && active; ++t) {
-    bool wanted = r.active_objects.empty();
-    for (const auto& a : r.active_objects) wanted |= a.type == MRI_PROCESS || (a.type == MRI_THREAD && uint32_t(a.id) == t);
-    if (!wanted) continue;
+    if (!wants_thread(r, int(t))) continue;
     read_thread_consistent(t, [&] {
       std::memcpy(row.data(), s.view.edge_row(uint32_t(r.slice), t), row.size() * sizeof(proto::EdgeSlot));
     });
@@ -876,14 +879,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
                 a.last_error);
   }
   const bool active = ack.applied_generation == r.generation && ack.status == 0;
-  const uint32_t nthreads = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
-
-  auto wanted_thread = [&](int t) {
-    if (r.active_objects.empty()) return true;
-    for (const auto& a : r.active_objects)
-      if (a.type == MRI_PROCESS || (a.type == MRI_THREAD && a.id == t)) return true;
-    return false;
-  };
+  const uint32_t nthreads = thread_rows(s.view);
 
   if (r.kind == MRI_AGGREGATE_REQUEST) {
     std::vector<ThreadSlot> slots;
@@ -922,7 +918,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   }
   std::vector<int> threads;
   for (uint32_t t = 0; t < nthreads; ++t)
-    if (wanted_thread(int(t))) threads.push_back(int(t));
+    if (wants_thread(r, int(t))) threads.push_back(int(t));
   const size_t nr = region_ids.size(), nt = threads.size();
   r.prof_elements.assign(nr, MRI_Profile_Element{});
   r.prof_values.assign(nr * nt, MRI_Profile_Value{});

@@ -185,7 +185,7 @@ int Get_Available_Active_Objects(MRI_Active_Object_Table* table) {
   if (!s.loaded) return fail("no application loaded");
   s.ao_table.clear();
   s.ao_table.push_back({MRI_PROCESS, int(s.pid)});
-  const uint32_t n = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  const uint32_t n = thread_rows(s.view);
   for (uint32_t t = 0; t < n; ++t)
     if (sync::load(s.view.thread(t)->status) != uint32_t(proto::ThreadStatus::kUnused))
       s.ao_table.push_back({MRI_THREAD, int(t)});
@@ -217,7 +217,7 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
     return MRI_OK;
   }
   if (raw(ao->type) != MRI_THREAD) return fail("unknown active object type %d", raw(ao->type));
-  const uint32_t n = std::min(sync::load(s.view.header()->app.thread_count), s.view.g.max_threads);
+  const uint32_t n = thread_rows(s.view);
   if (ao->id < 0 || uint32_t(ao->id) >= n) return fail("thread %d has not been seen (%u threads so far)", ao->id, n);
   const proto::ThreadRecord* rec = s.view.thread(uint32_t(ao->id));
   info->os_id = rec->os_tid;

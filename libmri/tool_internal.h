@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -157,6 +158,13 @@ struct AppSnapshot {
 AppSnapshot snapshot();
 MRI_Application_Status status_of(const AppSnapshot& snap);
 MRI_Application_Status current_status();
+
+// Thread rows the application has in use (bounded by the geometry: the
+// count comes from the untrusted segment).
+inline uint32_t thread_rows(const proto::View& v) {
+  return std::min(std::atomic_ref<uint32_t>(v.header()->app.thread_count).load(std::memory_order_acquire),
+                  v.g.max_threads);
+}
 
 // Trace delivery (trace.cpp).
 void trace_note_slot(int slot, int ri);  // the runtime information of a request slot

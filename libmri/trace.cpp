@@ -70,10 +70,6 @@ bool ended_application() {
   return child_exited();
 }
 
-uint32_t thread_rows(const proto::View& v) {
-  return std::min(sync::load(v.header()->app.thread_count), v.g.max_threads);
-}
-
 // Moves what fits from the rings into the buffer. Returns the number of
 // records moved; *rings_empty tells whether every ring is empty now.
 size_t collect(bool* rings_empty) {

@@ -13,10 +13,12 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <mutex>
+#include <new>
 #include <otf2/otf2.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -90,6 +92,41 @@ OTF2_FlushType always_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool)
 // No post-flush callback: OTF2 then writes no BufferFlush records, which
 // would describe the exporter's flushes, not the measured program.
 OTF2_FlushCallbacks flush_callbacks = {always_flush, nullptr};
+
+// Chunk memory. OTF2's own pool holds up to 128 MiB per location before it
+// flushes, i.e. a whole trace of 10 M events per thread stays in memory
+// (a 20 M event, 220 MB archive of one location: 139 MB resident, 12 MB
+// with these callbacks). We give each location's event buffer at most
+// kEventChunksPerLocation chunks; when we refuse one, OTF2 flushes the
+// buffer to its file (through the pre-flush callback) and frees its chunks.
+constexpr size_t kEventChunksPerLocation = 4;  // of OTF2_CHUNK_SIZE_EVENTS_DEFAULT (1 MiB)
+
+struct BufferChunks {
+  std::vector<void*> chunks;
+};
+
+void* allocate_chunk(void*, OTF2_FileType file_type, OTF2_LocationRef, void** per_buffer, uint64_t chunk_size) {
+  auto*& owned = reinterpret_cast<BufferChunks*&>(*per_buffer);
+  if (owned == nullptr) owned = new (std::nothrow) BufferChunks;
+  if (owned == nullptr) return nullptr;
+  if (file_type == OTF2_FILETYPE_EVENTS && owned->chunks.size() >= kEventChunksPerLocation) return nullptr;
+  void* chunk = std::malloc(chunk_size);
+  if (chunk != nullptr) owned->chunks.push_back(chunk);
+  return chunk;
+}
+
+void free_all_chunks(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
+  auto*& owned = reinterpret_cast<BufferChunks*&>(*per_buffer);
+  if (owned == nullptr) return;
+  for (void* chunk : owned->chunks) std::free(chunk);
+  owned->chunks.clear();
+  if (final) {
+    delete owned;
+    owned = nullptr;
+  }
+}
+
+OTF2_MemoryCallbacks memory_callbacks = {allocate_chunk, free_all_chunks};
 
 OTF2_RegionRole role_of_kind(const std::string& kind) {
   if (kind == "PROGRAM" || kind == "ROUTINE") return OTF2_REGION_ROLE_FUNCTION;
@@ -214,6 +251,7 @@ class Otf2Writer final : public TraceWriter {
       return false;
     }
     OTF2_ErrorCode rc = OTF2_Archive_SetFlushCallbacks(archive_, &flush_callbacks, nullptr);
+    if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetMemoryCallbacks(archive_, &memory_callbacks, nullptr);
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetSerialCollectiveCallbacks(archive_);
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetCreator(archive_, "MRI exporters");
     if (rc == OTF2_SUCCESS) rc = OTF2_Archive_SetMachineName(archive_, host_name().c_str());

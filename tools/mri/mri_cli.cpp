@@ -230,7 +230,7 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       c.caller = caller;
       c.callee = callee->second;
       c.inclusive.resize(nev, 0);
-      if (ev == 0) c.calls = e.instances;
+      c.calls = std::max<uint64_t>(c.calls, e.instances);  // callgrind rejects calls=0
       c.inclusive[ev] += uint64_t(e.inclusive + 0.5);
     }
   }

@@ -140,6 +140,42 @@ TEST(Otf2, MetricsAndLateDefinitions) {
   EXPECT_NE(printed.output.find("Name: \"late worker\""), std::string::npos) << printed.output;
 }
 
+TEST(Otf2, LargeTraceIsFlushedWhileWriting) {
+  SKIP_WITHOUT_OTF2();
+  // 1 M events, about 11 MB: more than the 4 MiB of chunks a location may
+  // hold, so the event buffer is flushed several times during write().
+  ScratchDir dir;
+  const TraceDefinitions defs = testing::sample_definitions(1);
+  auto w = make_otf2_writer();
+  std::string error;
+  ASSERT_TRUE(w->begin(dir / "large.otf2", defs, error)) << error;
+  std::vector<TraceEvent> batch;
+  const uint64_t total = 1'000'000;
+  for (uint64_t t = 0; t < total; ++t) {
+    batch.push_back(t % 2 == 0 ? enter(t, 0, 1) : leave(t, 0, 1));
+    if (batch.size() == 4096 || t + 1 == total) {
+      ASSERT_TRUE(w->write(batch.data(), batch.size(), error)) << error;
+      batch.clear();
+    }
+  }
+  ASSERT_TRUE(w->finish(error)) << error;
+  // The first and the last events are there, with their timestamps.
+  for (const uint64_t from : {uint64_t{0}, total - 10}) {
+    const testing::CommandResult printed =
+        otf2_print({"--time", std::to_string(from), std::to_string(from + 9), dir / "large.otf2"});
+    ASSERT_EQ(printed.exit_status, 0) << printed.output;
+    const auto events = testing::parse_otf2_events(printed.output);
+    ASSERT_EQ(events.size(), 10u) << printed.output;
+    for (size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(events[i].timestamp, from + i);
+      EXPECT_EQ(events[i].kind, (from + i) % 2 == 0 ? "ENTER" : "LEAVE");
+      EXPECT_EQ(events[i].region, "solve");
+    }
+  }
+  const testing::CommandResult globals = otf2_print({"-G", dir / "large.otf2"});
+  EXPECT_NE(globals.output.find("# Events: 1000000,"), std::string::npos) << globals.output;
+}
+
 TEST(Otf2, EmptyArchiveIsValid) {
   SKIP_WITHOUT_OTF2();
   ScratchDir dir;
