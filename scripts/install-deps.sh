@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests and the benchmarks need on Debian 12.
 # Installs only what is missing, so it is quick on a machine that has them.
+# Extra package names given as arguments are installed the same way (used by
+# scripts that need more, like scripts/kcachegrind-screenshot.sh).
 set -euo pipefail
 
 packages=(
@@ -14,7 +16,8 @@ packages=(
   procps util-linux                  # ipcs, used by the shared-memory check
   libopen-trace-format2-dev          # OTF2 trace writer (tools/exporters; optional, MRI_USE_OTF2)
   otf2-tools                         # otf2-print: the exporter tests read OTF2 archives back with it
-  valgrind                           # callgrind_annotate: the exporter tests read callgrind profiles with it
+  valgrind                           # callgrind_annotate (exporter tests); cachegrind and lackey (simulator test)
+  "$@"
 )
 
 missing=()

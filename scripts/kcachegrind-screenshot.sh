@@ -15,20 +15,8 @@ for f in "$mri" "$gauss"; do
   [ -x "$f" ] || { echo "kcachegrind-screenshot: $f not found; build first" >&2; exit 1; }
 done
 
-packages=(kcachegrind graphviz xvfb xdotool x11-utils imagemagick)  # graphviz: dot, for the call graph
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if ((${#missing[@]})); then
-  echo "kcachegrind-screenshot: installing ${missing[*]}"
-  sudo_cmd=()
-  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# graphviz: dot, for the call graph
+scripts/install-deps.sh kcachegrind graphviz xvfb xdotool x11-utils imagemagick
 
 tmp=$(mktemp -d)
 xvfb_pid=""
