@@ -41,7 +41,7 @@ extern "C" {
 /* Version of this API (not of the shared-memory protocol, see
  * MRI_Get_Protocol_Version()). */
 #define MRI_API_VERSION_MAJOR 1
-#define MRI_API_VERSION_MINOR 0
+#define MRI_API_VERSION_MINOR 1
 
 /* ------------------------------------------------------------------------ */
 /* Section 2: terms and definitions                                          */
@@ -219,6 +219,18 @@ MRI_Request_ID MRI_Callpath_Profile_Request(MRI_Runtime_Information_Spec *ri,
                                             MRI_Active_Object_Table *ao,
                                             MRI_Data_Structure_Table *variables);
 
+/* Overhead compensation (not in the paper; seed paper 001, Malony &
+ * Shende). Aggregate and profile results carry raw values and compensated
+ * ones, from which the monitor's own overhead is removed at every region
+ * exit: the part of a region's enter and exit inside its own measured
+ * interval, and what every monitored instance nested in it added
+ * (MRI_Get_Overhead_Calibration() has the calibrated amounts). On by
+ * default for every request. enabled = 0 makes the compensated values
+ * equal the raw ones (and saves the work); the change applies from the next
+ * release (MRI_Start/MRI_Start_Stop) on and does not reset results.
+ * Errors: unknown request, a trace request (traces carry raw values). */
+int MRI_Set_Compensation(MRI_Request_ID request, int enabled);
+
 /* Deletes a request; its results are no longer accessible. Deleting an
  * unknown or already deleted id is an error. */
 int MRI_Request_Delete(MRI_Request_ID request);
@@ -258,6 +270,10 @@ typedef struct {
     unsigned long long count;
     int has_focus;
     MRI_Active_Object_Spec focus_active_object;
+    /* Not in the paper: value with the monitor's own overhead removed
+     * (overhead compensation, see MRI_Get_Overhead_Calibration()). Equal to
+     * value for counts, counters, and requests with compensation off. */
+    double compensated_value;
 } MRI_Aggregate_Value;
 
 /* Result of an aggregate request: one element per requested active object
@@ -296,11 +312,17 @@ typedef struct {
 
 /* Profile results (4.3): one element per region, values summed over the
  * requested active objects, with the per-active-object breakdown. */
+/* compensated_inclusive / compensated_exclusive (not in the paper): the
+ * same with the monitor's own overhead removed (overhead compensation, see
+ * MRI_Get_Overhead_Calibration()). Equal to the raw values for instances,
+ * counters, and requests with compensation off. */
 typedef struct {
     MRI_Active_Object_Spec active_object;
     unsigned long long instances;
     double inclusive;
     double exclusive;
+    double compensated_inclusive;
+    double compensated_exclusive;
 } MRI_Profile_Value;
 
 typedef struct {
@@ -310,6 +332,8 @@ typedef struct {
     double exclusive;
     int nr_Active_Objects;
     MRI_Profile_Value *per_active_object;
+    double compensated_inclusive;
+    double compensated_exclusive;
 } MRI_Profile_Element;
 
 typedef struct {
@@ -333,6 +357,8 @@ typedef struct {
     unsigned long long instances;
     double inclusive;
     double exclusive;
+    double compensated_inclusive; /* as in MRI_Profile_Value */
+    double compensated_exclusive;
 } MRI_Callpath_Element;
 
 typedef struct {
@@ -639,6 +665,44 @@ const char *MRI_Get_File_Name(int file_ID);
 const char *MRI_Runtime_Information_Name(MRI_Runtime_Information_Spec ri);
 const char *MRI_Aggregation_Operation_Name(MRI_Aggregation_Operation op);
 const char *MRI_Region_Type_Name(MRI_Region_Type type);
+
+/* The monitor's own overhead per monitored region instance, as the
+ * application measured it (seed paper 001, section 3.1): k enter/exit pairs
+ * back to back, timed j times, the minimum kept; once with the region
+ * measured and once with it dormant. In nanoseconds.
+ *   delta_inclusive (the paper's Delta_i): what one monitored instance adds
+ *     to the inclusive time of every instance that encloses it;
+ *   delta_own: the part of it inside the instance's own measured time;
+ *   delta_exclusive (the paper's Delta_e): what a direct child adds to its
+ *     parent's exclusive time (delta_inclusive - delta_own).
+ * Per kind of measurement a region carries. The time-only kinds are
+ * measured at start-up; MRI_OVERHEAD_COUNTER at the first release with
+ * each new list of counter events (`note` then names the events);
+ * MRI_OVERHEAD_CACHE_SIMULATOR is not calibrated in this version. */
+typedef enum {
+    MRI_OVERHEAD_TIMER = 0,            /* flat profile or time aggregate */
+    MRI_OVERHEAD_CALLPATH = 1,         /* callpath profile */
+    MRI_OVERHEAD_COUNTER = 2,          /* time and PAPI counters read at enter and exit */
+    MRI_OVERHEAD_CACHE_SIMULATOR = 3,  /* cache simulator on */
+    MRI_OVERHEAD_KINDS = 4
+} MRI_Overhead_Kind;
+
+typedef struct {
+    int calibrated;          /* 0: not measured (note says why) */
+    double delta_inclusive;  /* ns */
+    double delta_exclusive;  /* ns */
+    double delta_own;        /* ns */
+    char note[64];           /* why not calibrated, or the counter events it was measured with */
+} MRI_Overhead_Value;
+
+typedef struct {
+    int repetitions;  /* k (time-only kinds) */
+    int experiments;  /* j */
+    MRI_Overhead_Value kind[MRI_OVERHEAD_KINDS];
+} MRI_Overhead_Calibration;
+
+/* Needs a loaded application. */
+int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration *calibration);
 
 /* Looks up an event by name ("PAPI_L1_DCM", "perf::TASK-CLOCK"). */
 int MRI_Runtime_Information_By_Name(const char *name, MRI_Runtime_Information_Spec *ri);

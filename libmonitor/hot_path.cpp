@@ -67,6 +67,10 @@ void publish_thread(ThreadState* ts) {
   sync::store(rec->status, uint32_t(proto::ThreadStatus::kAlive));
   ts->agg_row = g.view.aggregate(ts->index, 0);
   ts->seq = &g.view.row_head(ts->index)->seq;
+  for (uint32_t slice = 0; slice < g.view.g.max_profile_slices; ++slice) {
+    ts->profile_rows[slice] = g.view.profile_row(slice, ts->index);
+    ts->edge_rows[slice] = g.view.edge_row(slice, ts->index);
+  }
   trace_attach_thread(ts);
   ts->record = rec;
   std::atomic_ref<uint32_t> count(g.view.header()->app.thread_count);
@@ -105,6 +109,7 @@ void park(ThreadState* ts) {
 // detached or finished. Returns the state when the event is to be
 // processed, nullptr when it must be ignored (then in_slow is clear).
 __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
+  if (ts && ts->calibrating) return ts;  // the calibration at a release runs while the world is stopped
   if (!ts) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);
     if (m != kRunning && m != kStopped) return nullptr;
@@ -264,18 +269,25 @@ uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
 
 // The calling-context part of a profile slice (inside the sequence lock).
 __attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
-                                               uint64_t inclusive, uint64_t exclusive, bool outermost) {
+                                               uint64_t inclusive, uint64_t exclusive, uint64_t comp_inclusive,
+                                               uint64_t comp_exclusive, bool outermost) {
   const uint32_t e = edge_index(ts, caller, callee);
   if (e == UINT32_MAX) return;
-  proto::EdgeSlot* s = g.view.edge_row(slice, ts->index) + e;
+  proto::EdgeSlot* s = ts->edge_rows[slice] + e;
   if (s->calls == 0) {
     s->caller = caller;
     s->callee = callee;
   }
   s->calls += 1;
-  if (outermost) s->inclusive += inclusive;
+  if (outermost) {
+    s->inclusive += inclusive;
+    s->comp_inclusive += comp_inclusive;
+  }
   s->exclusive += exclusive;
+  s->comp_exclusive += comp_exclusive;
 }
+
+inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 inline void seq_begin(uint32_t* seq) {
   sync::store(*seq, *seq + 1, std::memory_order_relaxed);
@@ -289,46 +301,80 @@ inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
 // instantiation, the common one, carries no counter code at all.
 // always_inline: as a call of its own (gcc's choice once it became a
 // template) it cost 16 instructions per exit and ~1 ns per pair.
+// `cdt`: dt with the monitor's overhead removed; `child_overhead`: the part
+// of `child` that was the monitor's (fixed point). Only profiles need the
+// latter, so it is converted there (aggregates: fewer live values, ~0.5 ns).
 template <bool Counters>
 __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                       bool outermost, const long long* delta, const long long* child_counters, uint32_t caller) {
+                       uint64_t cdt, uint64_t child_overhead, bool outermost, const long long* delta,
+                       const long long* child_counters, uint32_t caller) {
   seq_begin(ts->seq);
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
     proto::AggregateSlot* s = ts->agg_row + a[i].request;
-    uint64_t v = a[i].metric == uint16_t(proto::Metric::kInstances) ? 1 : dt;
+    uint64_t v = dt, cv = a[i].compensate ? cdt : dt;
+    if (a[i].metric == uint16_t(proto::Metric::kInstances)) v = cv = 1;
     if (Counters && a[i].metric == uint16_t(proto::Metric::kCounter)) {
       if (!delta) continue;
-      v = delta[a[i].event] > 0 ? uint64_t(delta[a[i].event]) : 0;
+      v = cv = delta[a[i].event] > 0 ? uint64_t(delta[a[i].event]) : 0;
     }
-    if (s->count == 0 || v < s->min) s->min = v;
+    // Minima are kept complemented: zeroed memory is "none yet", so there
+    // is no first-instance test (0.4 ns a pair).
+    // Branches, not conditional moves: a predicted branch breaks the chain
+    // through memory from one instance to the next (cmov: +4 ns a pair).
+    if (~v > s->not_min) s->not_min = ~v;
     if (v > s->max) s->max = v;
+    if (~cv > s->not_comp_min) s->not_comp_min = ~cv;
+    if (cv > s->comp_max) s->comp_max = cv;
     s->sum += v;
+    s->comp_sum += cv;
     s->count += 1;
   }
   for (uint32_t i = 0; i < p.n_prof; ++i) {
     const uint32_t slice = g.slices[p.prof_begin + i];
-    proto::ProfileSlot* s = g.view.profile_row(slice, ts->index) + region;
+    proto::ProfileSlot* s = ts->profile_rows[slice] + region;
     const AggTarget& m = g.slice_metric[slice];
     if (Counters && m.metric == uint16_t(proto::Metric::kCounter)) {
       if (!delta) continue;
       const long long v = delta[m.event], own = v - child_counters[m.event];
+      const uint64_t inclusive = v > 0 ? uint64_t(v) : 0, exclusive = own > 0 ? uint64_t(own) : 0;
       s->calls += 1;
-      if (outermost && v > 0) s->inclusive += uint64_t(v);
-      s->exclusive += own > 0 ? uint64_t(own) : 0;
+      if (outermost) {
+        s->inclusive += inclusive;
+        s->comp_inclusive += inclusive;
+      }
+      s->exclusive += exclusive;
+      s->comp_exclusive += exclusive;
       if (g.slice_callpath[slice])
-        accumulate_edge(ts, slice, caller, region, v > 0 ? uint64_t(v) : 0, own > 0 ? uint64_t(own) : 0, outermost);
+        accumulate_edge(ts, slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
       continue;
     }
+    const uint64_t exclusive = minus(dt, child);
+    uint64_t comp_inclusive = dt, comp_exclusive = exclusive;
+    if (MRI_LIKELY(g.slice_compensate[slice])) {
+      comp_inclusive = cdt;
+      comp_exclusive = minus(cdt, minus(child, child_overhead >> kOverheadFracBits));
+    }
     s->calls += 1;
-    if (outermost) s->inclusive += dt;
-    s->exclusive += dt > child ? dt - child : 0;
-    if (MRI_UNLIKELY(g.slice_callpath[slice])) accumulate_edge(ts, slice, caller, region, dt, dt > child ? dt - child : 0, outermost);
+    if (outermost) {
+      s->inclusive += dt;
+      s->comp_inclusive += comp_inclusive;
+    }
+    s->exclusive += exclusive;
+    s->comp_exclusive += comp_exclusive;
+    if (MRI_UNLIKELY(g.slice_callpath[slice]))
+      accumulate_edge(ts, slice, caller, region, dt, exclusive, comp_inclusive, comp_exclusive, outermost);
   }
   seq_end(ts->seq);
 }
 
 }  // namespace
+
+ThreadState* swap_thread_state(ThreadState* ts) {
+  ThreadState* before = t_state;
+  t_state = ts;
+  return before;
+}
 
 ThreadState* current_thread_state() {
   ThreadState* ts = t_state;
@@ -360,6 +406,8 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.region = int32_t(id);
       f.profiled = g.plan[id].n_prof > 0;
       f.child = 0;
+      f.overhead_mark = ts->overhead_clock;
+      f.child_overhead = 0;
       if (f.profiled) ts->open[id] += 1;
       if (MRI_UNLIKELY(g.plan[id].counters)) enter_counters(ts, f);
       f.start = ticks();  // last: the monitor's own work is outside the region's time
@@ -373,8 +421,8 @@ namespace {
 // The counter part of an exit: read the counters, pass their increase to
 // the enclosing profiled frame, account the instance.
 __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
-                                                     const Frame& f, int32_t parent, bool outermost, uint64_t now,
-                                                     uint32_t caller) {
+                                                     uint64_t cdt, const Frame& f, int32_t parent,
+                                                     bool outermost, uint64_t now, uint32_t caller) {
   const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
   long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
   const bool same_events = f.counters_generation != 0 && f.counters_generation == ts->events_generation;
@@ -382,11 +430,11 @@ __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const Regi
     for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
     if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
       for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
-    accumulate<true>(ts, p, id, dt, f.child, outermost, delta, fc.child, caller);
+    accumulate<true>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, delta, fc.child, caller);
     if (p.trace_values) trace_values(ts, p, id, now, dt, delta);
     return;
   }
-  accumulate<true>(ts, p, id, dt, f.child, outermost, nullptr, nullptr, caller);
+  accumulate<true>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, nullptr, nullptr, caller);
   if (p.trace_values) trace_values(ts, p, id, now, dt, nullptr);
 }
 
@@ -395,6 +443,12 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   const Frame& f = ts->frames[--ts->depth];  // stays valid: nothing is pushed below
   const RegionPlan& p = g.plan[id];
   const uint64_t dt = now > f.start ? now - f.start : 0;
+  // Overhead compensation (seed paper 001, section 3.2, on the fly): this
+  // instance's interval holds the monitor's own part of its enter and exit
+  // plus what each monitored descendant added (the clock's advance since
+  // the enter); every enclosing instance gets this instance's whole pair.
+  const uint64_t own_overhead = ts->overhead_clock - f.overhead_mark + p.overhead_own;
+  ts->overhead_clock += p.overhead_pair;
   bool outermost = true;
   int32_t parent = -1;  // nearest profiled frame below: its exclusive values exclude this instance
   if (f.profiled) {
@@ -403,13 +457,16 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
       if (ts->frames[j].profiled) {
         parent = j;
         ts->frames[j].child += dt;
+        ts->frames[j].child_overhead += own_overhead;
         break;
       }
   }
   if (!p.measure) return;
+  const uint64_t cdt = minus(dt, own_overhead >> kOverheadFracBits);
   const uint32_t caller = parent >= 0 ? uint32_t(ts->frames[parent].region) : mri::proto::kNoCaller;
-  if (MRI_UNLIKELY(p.counters)) return measure_with_counters(ts, p, id, dt, f, parent, outermost, now, caller);
-  accumulate<false>(ts, p, id, dt, f.child, outermost, nullptr, nullptr, caller);
+  if (MRI_UNLIKELY(p.counters))
+    return measure_with_counters(ts, p, id, dt, cdt, f, parent, outermost, now, caller);
+  accumulate<false>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, nullptr, nullptr, caller);
   if (MRI_UNLIKELY(p.trace_values)) trace_values(ts, p, id, now, dt, nullptr);
 }
 

@@ -45,20 +45,31 @@ inline constexpr uint32_t kMaxDepth = 256;  // monitored frames per thread
 // stops (a stop, the end): at most one event's records, 2 per trace request.
 inline constexpr uint32_t kStashRecords = 2 * proto::kMaxTraceRequests;
 
-// Kept at 32 bytes: the time-only path touches nothing else (the counter
-// values of a frame live in ThreadState::frame_counters, same index).
+// Overheads are kept in fixed point: 1/256 tick (a pair costs some tens of
+// ticks, so whole ticks would round away a few percent of it).
+inline constexpr uint32_t kOverheadFracBits = 8;
+
+// The counter values of a frame live in ThreadState::frame_counters (same
+// index): the time-only path touches only these 48 bytes.
 struct Frame {
   int32_t region;
   uint32_t profiled;  // the region carries a profile request: parent's exclusive excludes it
   uint64_t start;     // ticks at enter, shifted by the time spent parked since
   uint64_t child;     // ticks spent in profiled subregions
+  // Overhead compensation (fixed point, kOverheadFracBits): the thread's
+  // overhead clock at enter (what monitored descendants add to this
+  // instance is the clock's advance until the exit), and the part of
+  // `child` that was the children's own overhead (so their compensated
+  // inclusive times sum to child - this).
+  uint64_t overhead_mark;
+  uint64_t child_overhead;
   // Event list of frame_counters[this index]. Written only when the frame
   // reads counters; a stale value can never match at the exit, because a
   // release that changes which regions read counters starts a new list.
   uint32_t counters_generation;
   uint32_t pad;
 };
-static_assert(sizeof(Frame) == 32);
+static_assert(sizeof(Frame) == 48);
 
 struct FrameCounters {
   long long at_enter[papi::kMaxEvents];  // counter values at enter
@@ -79,6 +90,15 @@ struct alignas(64) ThreadState {
   proto::ThreadRecord* record = nullptr;
   uint32_t* seq = nullptr;  // the sequence word over this thread's result slots
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
+  // The monitor's overhead this thread has spent in measured instances so
+  // far (fixed point, kOverheadFracBits): advanced at every measured exit.
+  uint64_t overhead_clock = 0;
+  // This thread's profile and callpath rows, per slice ([region], [edge]).
+  // Set when the thread is published; the start-up calibration points its
+  // own state at private memory instead.
+  proto::ProfileSlot* profile_rows[proto::kHardMaxProfileSlices] = {};
+  proto::EdgeSlot* edge_rows[proto::kHardMaxProfileSlices] = {};
+  bool calibrating = false;  // overhead calibration's own state: never parks
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
   papi::EventSet events;        // this thread's counters, for events_generation's list
   uint32_t events_generation = 0;
@@ -109,9 +129,11 @@ struct alignas(64) ThreadState {
 // One aggregate request attached to a region.
 struct AggTarget {
   uint32_t request;
-  uint16_t metric;  // proto::Metric
-  uint16_t event;   // kCounter: index in Global::events
+  uint8_t metric;      // proto::Metric
+  uint8_t compensate;  // 0: the request switched compensation off (comp_ values = raw)
+  uint16_t event;      // kCounter: index in Global::events
 };
+static_assert(sizeof(AggTarget) == 8);
 
 // One trace request attached to a region.
 struct TraceTarget {
@@ -138,6 +160,11 @@ struct RegionPlan {
   uint8_t measure = 0;      // push a frame at enter
   uint8_t armed = 0;
   uint8_t counters = 0;     // read the thread's counters at enter and exit
+  // The monitor's overhead per instance of this region (fixed point,
+  // kOverheadFracBits; from the calibration of the region's kind): inside
+  // its own measured interval, and added to every enclosing instance.
+  uint32_t overhead_own = 0;
+  uint32_t overhead_pair = 0;
 };
 
 struct Global {
@@ -191,6 +218,11 @@ struct Global {
   // What each profile slice measures (indexed by slice).
   AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
   bool slice_callpath[proto::kHardMaxProfileSlices]{};  // the slice's request keeps the calling context
+  bool slice_compensate[proto::kHardMaxProfileSlices]{};  // the slice's request wants compensated values
+  // Calibrated overhead per kind (compensation.cpp), fixed point.
+  uint32_t overhead_own[proto::kOverheadKinds]{};
+  uint32_t overhead_pair[proto::kOverheadKinds]{};
+  std::vector<std::string> calibrated_events;  // the event list kCounter was calibrated with
   // Counter events of the current requests (every thread counts all of
   // them); a new list gets a new generation, and each thread rebuilds its
   // event set at its next monitored event.
@@ -243,6 +275,21 @@ inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer:
 
 // hot_path.cpp
 ThreadState* current_thread_state();
+// Makes `ts` the calling thread's monitor state; returns the previous one
+// (overhead calibration runs the real slow paths on a private state).
+ThreadState* swap_thread_state(ThreadState* ts);
+
+// compensation.cpp
+// At start-up (in publish_once, before the control thread exists and while
+// no other thread can be in the monitor): measures the timer and callpath
+// kinds through the real slow paths and publishes them.
+void calibrate_at_start();
+// At a release whose requests read counters (control thread, application
+// threads quiescent): measures the counter kind for the current event
+// list, unless it was already measured for it.
+void calibrate_counters(const std::vector<std::string>& events);
+// Sets the overhead fields of a region's plan from its kind.
+void set_plan_overhead(RegionPlan& p, bool callpath);
 
 // trace.cpp
 void trace_attach_thread(ThreadState* ts);

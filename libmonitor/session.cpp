@@ -281,6 +281,7 @@ void apply_requests() {
       continue;
     }
     const bool fresh = sync::load(ack->applied_generation) != rec.generation || ack->status != 0;
+    const uint32_t compensate = (rec.flags & proto::kRequestNoCompensation) ? 0 : 1;
     if (is_trace) {
       // Trace records go to the rings; nothing to reset. The regions this
       // request names are roots; with subregions, every other region is
@@ -317,8 +318,9 @@ void apply_requests() {
     }
     if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
       slice_used[rec.profile_slice] = 1;
-      g.slice_metric[rec.profile_slice] = {r, uint16_t(rec.metric), event};
+      g.slice_metric[rec.profile_slice] = {r, uint8_t(rec.metric), uint8_t(compensate), event};
       g.slice_callpath[rec.profile_slice] = (rec.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
+      g.slice_compensate[rec.profile_slice] = compensate;
       if (fresh)
         for (uint32_t t = 0; t < nthreads; ++t) {
           std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
@@ -338,7 +340,7 @@ void apply_requests() {
         if (rec.kind == uint32_t(proto::RequestKind::kProfile))
           prof[region].push_back(rec.profile_slice);
         else
-          agg[region].push_back({r, uint16_t(rec.metric), event});
+          agg[region].push_back({r, uint8_t(rec.metric), uint8_t(compensate), event});
       }
       if (rec.kind == uint32_t(proto::RequestKind::kProfile)) all_slices.push_back(rec.profile_slice);
       ack->status = 0;
@@ -349,11 +351,16 @@ void apply_requests() {
       if (rec.kind == uint32_t(proto::RequestKind::kProfile))
         prof[region].push_back(rec.profile_slice);
       else
-        agg[region].push_back({r, uint16_t(rec.metric), event});
+        agg[region].push_back({r, uint8_t(rec.metric), uint8_t(compensate), event});
     });
     ack->status = 0;
     sync::store(ack->applied_generation, rec.generation);
   }
+
+  // The overhead of regions that read counters depends on the events: the
+  // counter kind is calibrated for this list (once per list). It borrows
+  // the plan globals and gives them back.
+  if (!events.empty() && g.counters_ok) calibrate_counters(events);
 
   // Regions open on some thread's stack stay armed so their exits pop frames.
   std::vector<uint8_t> open(nreg, 0);
@@ -385,9 +392,13 @@ void apply_requests() {
     p.measure = (p.n_agg + p.n_prof) > 0 || p.trace_values;
     for (const auto& t : agg[i])
       if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
-    for (uint32_t slice : prof[i])
+    bool callpath = false;
+    for (uint32_t slice : prof[i]) {
       if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
+      callpath |= g.slice_callpath[slice];
+    }
     p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint;
+    set_plan_overhead(p, callpath);
   }
   bool counters_moved = false;  // a region starts or stops reading counters
   for (uint32_t i = 0; i < nreg; ++i) counters_moved |= counters_before[i] != g.plans[i].counters;
@@ -648,6 +659,7 @@ void publish_once() {
     timer::Calibration cal = timer::calibrate();
     g.tsc = cal.kind == timer::Kind::kTsc;
     app().ns_per_tick = cal.ns_per_tick;
+    calibrate_at_start();
     sync::store(app().trace_epoch, ticks());
     sync::store(app().timer_kind, uint32_t(cal.kind));
     g.file_ids = new std::unordered_map<std::string, uint32_t>;
@@ -731,8 +743,13 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
     derive_trace_plan(p, g.traces + p.trace_begin, p.n_trace);
     p.measure = p.n_prof > 0 || p.trace_values;
     p.armed = p.measure || p.n_trace;
-    for (uint32_t k = 0; k < p.n_prof; ++k)
-      if (g.slice_metric[g.slices[p.prof_begin + k]].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
+    bool callpath = false;
+    for (uint32_t k = 0; k < p.n_prof; ++k) {
+      const uint32_t slice = g.slices[p.prof_begin + k];
+      if (g.slice_metric[slice].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
+      callpath |= g.slice_callpath[slice];
+    }
+    set_plan_overhead(p, callpath);
     g.plans.push_back(p);  // within the reserved capacity: the array does not move
     std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
   }

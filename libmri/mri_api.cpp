@@ -321,6 +321,7 @@ int place_request(Request& r) {
   rec->profile_slice = slice < 0 ? 0 : uint32_t(slice);
   rec->flags = r.regions.empty() ? proto::kRequestAllRegions : 0;
   if (r.callpath) rec->flags |= proto::kRequestCallpath;
+  if (!r.compensate) rec->flags |= proto::kRequestNoCompensation;
   if (r.kind == MRI_TRACE_REQUEST) {
     // Threads named in the active-object table (the process means all).
     bool all = r.active_objects.empty();
@@ -392,6 +393,10 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
                                                   double ns_per_tick) {
   const bool instances = ri == MRI_NUMBER_OF_INSTANCES;
   const double scale = instances || is_counter(ri) ? 1.0 : ns_per_tick;  // ticks -> ns; counts stay counts
+  // The raw and the compensated values reduce alike; `comp` picks the set.
+  auto sum_of = [](const proto::AggregateSlot& sl, bool comp) { return comp ? sl.comp_sum : sl.sum; };
+  auto min_of = [](const proto::AggregateSlot& sl, bool comp) { return ~(comp ? sl.not_comp_min : sl.not_min); };
+  auto max_of = [](const proto::AggregateSlot& sl, bool comp) { return comp ? sl.comp_max : sl.max; };
   std::vector<MRI_Aggregate_Value> out;
   auto thread_ao = [](int t) { return MRI_Active_Object_Spec{MRI_THREAD, t}; };
   if (agg.target == MRI_PER_THREAD) {
@@ -400,12 +405,16 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
       v.active_object = thread_ao(ts.thread);
       v.count = ts.slot.count;
       const auto& sl = ts.slot;
-      switch (agg.operation) {
-        case MRI_SUM: v.value = instances ? double(sl.count) : double(sl.sum) * scale; break;
-        case MRI_MIN: v.value = instances ? double(sl.count) : double(sl.min) * scale; break;
-        case MRI_MAX: v.value = instances ? double(sl.count) : double(sl.max) * scale; break;
-        case MRI_AVG: v.value = sl.count ? double(sl.sum) * scale / double(sl.count) : 0.0; break;
-        case MRI_COUNT: v.value = double(sl.count); break;
+      for (const bool comp : {false, true}) {
+        double value = 0.0;
+        switch (agg.operation) {
+          case MRI_SUM: value = instances ? double(sl.count) : double(sum_of(sl, comp)) * scale; break;
+          case MRI_MIN: value = instances || !sl.count ? double(sl.count) : double(min_of(sl, comp)) * scale; break;
+          case MRI_MAX: value = instances || !sl.count ? double(sl.count) : double(max_of(sl, comp)) * scale; break;
+          case MRI_AVG: value = sl.count ? double(sum_of(sl, comp)) * scale / double(sl.count) : 0.0; break;
+          case MRI_COUNT: value = double(sl.count); break;
+        }
+        (comp ? v.compensated_value : v.value) = value;
       }
       if (agg.operation == MRI_MIN || agg.operation == MRI_MAX) {
         v.has_focus = sl.count > 0;
@@ -415,47 +424,54 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
     }
     return out;
   }
-  // PER_PROCESS: combine the threads.
+  // PER_PROCESS: combine the threads. The focus is where the raw extreme
+  // was attained; the compensated extreme is taken on its own.
   MRI_Aggregate_Value v{};
   v.active_object = {MRI_PROCESS, process_id};
-  uint64_t count = 0, sum = 0, threads_with_events = 0;
-  bool have = false;
-  double best = 0.0;
-  int focus = -1;
+  uint64_t count = 0, threads_with_events = 0;
   for (const auto& ts : slots) {
-    const auto& sl = ts.slot;
-    count += sl.count;
-    sum += sl.sum;
-    if (sl.count == 0) continue;
-    ++threads_with_events;
-    double candidate = 0.0;
-    if (agg.operation == MRI_MIN) candidate = instances ? double(sl.count) : double(sl.min) * scale;
-    if (agg.operation == MRI_MAX) candidate = instances ? double(sl.count) : double(sl.max) * scale;
-    if (agg.operation == MRI_MIN || agg.operation == MRI_MAX) {
-      bool better = !have || (agg.operation == MRI_MIN ? candidate < best : candidate > best);
-      if (better) {
+    count += ts.slot.count;
+    threads_with_events += ts.slot.count > 0;
+  }
+  v.count = count;
+  for (const bool comp : {false, true}) {
+    uint64_t sum = 0;
+    bool have = false;
+    double best = 0.0;
+    int focus = -1;
+    for (const auto& ts : slots) {
+      const auto& sl = ts.slot;
+      sum += sum_of(sl, comp);
+      if (sl.count == 0 || (agg.operation != MRI_MIN && agg.operation != MRI_MAX)) continue;
+      const double candidate = instances                   ? double(sl.count)
+                               : agg.operation == MRI_MIN ? double(min_of(sl, comp)) * scale
+                                                          : double(max_of(sl, comp)) * scale;
+      if (!have || (agg.operation == MRI_MIN ? candidate < best : candidate > best)) {
         best = candidate;
         focus = ts.thread;
         have = true;
       }
     }
-  }
-  v.count = count;
-  switch (agg.operation) {
-    case MRI_SUM: v.value = instances ? double(count) : double(sum) * scale; break;
-    case MRI_COUNT: v.value = double(count); break;
-    case MRI_AVG:
-      if (instances)
-        v.value = threads_with_events ? double(count) / double(threads_with_events) : 0.0;
-      else
-        v.value = count ? double(sum) * scale / double(count) : 0.0;
-      break;
-    case MRI_MIN:
-    case MRI_MAX:
-      v.value = best;
-      v.has_focus = have;
-      if (have) v.focus_active_object = thread_ao(focus);
-      break;
+    double value = 0.0;
+    switch (agg.operation) {
+      case MRI_SUM: value = instances ? double(count) : double(sum) * scale; break;
+      case MRI_COUNT: value = double(count); break;
+      case MRI_AVG:
+        if (instances)
+          value = threads_with_events ? double(count) / double(threads_with_events) : 0.0;
+        else
+          value = count ? double(sum) * scale / double(count) : 0.0;
+        break;
+      case MRI_MIN:
+      case MRI_MAX:
+        value = best;
+        if (!comp) {
+          v.has_focus = have;
+          if (have) v.focus_active_object = thread_ao(focus);
+        }
+        break;
+    }
+    (comp ? v.compensated_value : v.value) = value;
   }
   out.push_back(v);
   return out;
@@ -816,6 +832,8 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
       el.instances += e.calls;
       el.inclusive += scale > 0 ? double(e.inclusive) * scale : double(e.calls);
       el.exclusive += scale > 0 ? double(e.exclusive) * scale : double(e.calls);
+      el.compensated_inclusive += scale > 0 ? double(e.comp_inclusive) * scale : double(e.calls);
+      el.compensated_exclusive += scale > 0 ? double(e.comp_exclusive) * scale : double(e.calls);
     }
   }
   r.callpath_elements.clear();
@@ -844,6 +862,27 @@ int MRI_Set_Counter_Rotation(int enabled) {
                   "delete requests first", events.size(), budget, detail.c_str());
   }
   s.rotation = enabled != 0;
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Set_Compensation(MRI_Request_ID request, int enabled) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  auto it = s.requests.find(request);
+  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
+  Request& r = it->second;
+  if (r.kind == MRI_TRACE_REQUEST)
+    return fail("request %d is a trace request: trace records carry raw values, there is nothing to compensate",
+                request);
+  r.compensate = enabled != 0;
+  if (r.slot >= 0 && s.view.base) {
+    // Read by the application at the next release; the results stay.
+    proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
+    const uint32_t flags = sync::load(rec->flags);
+    sync::store(rec->flags, r.compensate ? flags & ~proto::kRequestNoCompensation
+                                         : flags | proto::kRequestNoCompensation);
+  }
   clear_error();
   return MRI_OK;
 }
@@ -941,6 +980,8 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
       v.instances = sl.calls;
       v.inclusive = scale > 0 ? double(sl.inclusive) * scale : double(sl.calls);
       v.exclusive = scale > 0 ? double(sl.exclusive) * scale : double(sl.calls);
+      v.compensated_inclusive = scale > 0 ? double(sl.comp_inclusive) * scale : double(sl.calls);
+      v.compensated_exclusive = scale > 0 ? double(sl.comp_exclusive) * scale : double(sl.calls);
     }
   }
   for (size_t ri = 0; ri < nr; ++ri) {
@@ -952,6 +993,8 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
       e.instances += e.per_active_object[ti].instances;
       e.inclusive += e.per_active_object[ti].inclusive;
       e.exclusive += e.per_active_object[ti].exclusive;
+      e.compensated_inclusive += e.per_active_object[ti].compensated_inclusive;
+      e.compensated_exclusive += e.per_active_object[ti].compensated_exclusive;
     }
   }
   r.prof_result.kind = MRI_PROFILE_REQUEST;

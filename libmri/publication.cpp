@@ -278,6 +278,31 @@ int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
   return MRI_OK;
 }
 
+int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration* calibration) {
+  if (!calibration) return fail("calibration pointer is NULL");
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.loaded || !s.view.base) return fail("no application loaded");
+  const proto::Header* h = s.view.header();
+  if (sync::load(h->app.state) == uint32_t(proto::AppState::kLoading))
+    return fail("the application has not published its information yet");
+  *calibration = MRI_Overhead_Calibration{};
+  calibration->repetitions = int(h->overhead.repetitions);
+  calibration->experiments = int(h->overhead.experiments);
+  for (uint32_t k = 0; k < proto::kOverheadKinds; ++k) {
+    const proto::OverheadValue& in = h->overhead.kind[k];
+    MRI_Overhead_Value& out = calibration->kind[k];
+    out.calibrated = sync::load(in.calibrated) == 1;
+    std::snprintf(out.note, sizeof out.note, "%.*s", int(strnlen(in.reason, sizeof in.reason)), in.reason);
+    if (!out.calibrated) continue;
+    out.delta_inclusive = in.pair_ticks * s.ns_per_tick;
+    out.delta_own = in.own_ticks * s.ns_per_tick;
+    out.delta_exclusive = out.delta_inclusive - out.delta_own;
+  }
+  clear_error();
+  return MRI_OK;
+}
+
 const char* MRI_Get_File_Name(int file_ID) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.loaded || file_ID < 0 || size_t(file_ID) >= s.files.size()) {

@@ -44,6 +44,7 @@ struct Request {
   MRI_Aggregation_Spec aggregation{MRI_SUM, MRI_PER_THREAD};
   std::string event;  // counter runtime information: the PAPI event; "" otherwise
   bool callpath = false;  // MRI_Callpath_Profile_Request
+  bool compensate = true;  // MRI_Set_Compensation
 
   // Placement in the current segment.
   int slot = -1;

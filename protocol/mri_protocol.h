@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 6
+#define MRI_PROTOCOL_VERSION 7
 #endif
 
 namespace mri::proto {
@@ -146,6 +146,35 @@ struct alignas(kCacheLine) AppControl {
 static_assert(offsetof(AppControl, ns_per_tick) == 64);
 static_assert(sizeof(AppControl) == 128 + 2 * kMessageBytes);
 
+// The monitor's own overhead per monitored region instance, measured by the
+// application at start-up (before it publishes the static information;
+// docs/ACCURACY.md, "Overhead compensation"). Written once, before the
+// first status publication makes it visible.
+enum class OverheadKind : uint32_t {
+  kTimer = 0,     // a flat profile or time aggregate
+  kCallpath = 1,  // a callpath profile (the caller/callee edge as well)
+  kCounter = 2,   // time and a PAPI counter read at enter and exit
+  kCacheSim = 3,  // the cache simulator is on (not calibrated in this version)
+};
+inline constexpr uint32_t kOverheadKinds = 4;
+struct OverheadValue {
+  // Both in ticks (ns_per_tick converts). `own`: what the monitor adds to
+  // an instance's own measured interval (its exclusive part of the
+  // overhead); `pair`: what one monitored instance (enter + exit) adds to
+  // every enclosing instance.
+  double own_ticks;
+  double pair_ticks;
+  uint32_t calibrated;  // 1: measured; 0: see reason
+  char reason[kEventNameBytes];  // why not calibrated, or the PAPI event used (kCounter)
+  uint32_t reserved;
+};
+static_assert(sizeof(OverheadValue) == 88);
+struct alignas(kCacheLine) OverheadCalibration {
+  uint32_t repetitions;  // k: pairs per measurement
+  uint32_t experiments;  // j: measurements, the minimum kept
+  OverheadValue kind[kOverheadKinds];
+};
+
 struct alignas(kCacheLine) Header {
   uint64_t magic;
   uint32_t protocol_version;
@@ -154,10 +183,11 @@ struct alignas(kCacheLine) Header {
   Geometry geometry;
   ToolControl tool;
   AppControl app;
+  OverheadCalibration overhead;
 };
 static_assert(offsetof(Header, tool) == 64);
 static_assert(offsetof(Header, app) == 128);
-static_assert(sizeof(Header) == 128 + sizeof(AppControl));
+static_assert(offsetof(Header, overhead) == 128 + sizeof(AppControl));
 
 // Static information (written once by the application at attach).
 struct RegionRecord {
@@ -213,6 +243,9 @@ inline constexpr uint32_t kRequestThreadFilter = 1u << 2;
 inline constexpr uint32_t kRequestNoSubregions = 1u << 3;
 // kProfile: also keep the calling context (EdgeSlot per caller/callee).
 inline constexpr uint32_t kRequestCallpath = 1u << 4;
+// kAggregate, kProfile: no overhead compensation; the compensated values
+// equal the raw ones (and cost nothing extra to keep).
+inline constexpr uint32_t kRequestNoCompensation = 1u << 5;
 static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.
@@ -234,14 +267,21 @@ struct alignas(kCacheLine) AggregateRowHead {
 };
 static_assert(sizeof(AggregateRowHead) == kCacheLine);
 
-// Result slot of an aggregate request for one thread. Time in ticks.
-struct AggregateSlot {
+// Result slot of an aggregate request for one thread. Time in ticks. The
+// comp_ fields are the same values with the monitor's own overhead removed
+// (OverheadCalibration); equal to the raw ones for counts and counters.
+// Minima are stored complemented (~minimum): an all-zero slot is empty.
+struct alignas(kCacheLine) AggregateSlot {
   uint64_t count;
   uint64_t sum;
-  uint64_t min;
+  uint64_t not_min;
   uint64_t max;
+  uint64_t comp_sum;
+  uint64_t not_comp_min;
+  uint64_t comp_max;
+  uint64_t reserved;
 };
-static_assert(sizeof(AggregateSlot) == 32);
+static_assert(sizeof(AggregateSlot) == 64);
 
 // Callpath profile slot for one (slice, thread, edge): the instances of
 // `callee` whose nearest enclosing profiled region was `caller`. The edge
@@ -254,8 +294,11 @@ struct EdgeSlot {
   uint64_t calls;
   uint64_t inclusive;  // outermost instances of callee only (recursion)
   uint64_t exclusive;
+  uint64_t comp_inclusive;  // the same with the monitor's overhead removed
+  uint64_t comp_exclusive;
+  uint64_t reserved[2];
 };
-static_assert(sizeof(EdgeSlot) == 32);
+static_assert(sizeof(EdgeSlot) == 64);
 
 // Trace records (kTrace requests). One single-producer ring per thread:
 // the thread appends at `head` (TraceRingHead, application-written), the
@@ -298,9 +341,11 @@ struct ProfileSlot {
   uint64_t calls;
   uint64_t inclusive;
   uint64_t exclusive;
-  uint64_t reserved;
+  uint64_t comp_inclusive;  // the same with the monitor's overhead removed
+  uint64_t comp_exclusive;
+  uint64_t reserved[3];
 };
-static_assert(sizeof(ProfileSlot) == 32);
+static_assert(sizeof(ProfileSlot) == 64);
 
 // Byte offsets of each area from the segment start. A pure function of the
 // geometry, computed identically on both sides.

@@ -24,6 +24,8 @@
  *                                     "step"s with two nested "inner"s, no waiting
  *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
  *                                     call its plugin_work() N times
+ *   mri_testapp children N M          M "step"s, each one "parent" (ROUTINE) that
+ *                                     calls "child" (ROUTINE, ~40 additions) N times
  *
  * Every mode is wrapped in region "main" (PROGRAM).
  */
@@ -47,6 +49,8 @@ MONITOR_REGION(r_spin, MRI_REGION_ROUTINE, "spin");
 MONITOR_REGION(r_parallel, MRI_REGION_PARALLEL, "team");
 MONITOR_REGION(r_toucher, MRI_REGION_ROUTINE, "toucher");
 MONITOR_REGION(r_spinner, MRI_REGION_ROUTINE, "spinner");
+MONITOR_REGION(r_parent, MRI_REGION_ROUTINE, "parent");
+MONITOR_REGION(r_child, MRI_REGION_ROUTINE, "child");
 
 static void sleep_ms(double ms)
 {
@@ -140,6 +144,23 @@ static void *nested_thread(void *p)
     return NULL;
 }
 
+/* A short routine: about as long as the monitor's own work per instance,
+ * so measuring it doubles its caller's time (overhead compensation tests). */
+static volatile unsigned long long child_sink;
+__attribute__((noinline)) static void child(void)
+{
+    MONITOR_ENTER(r_child);
+    for (int i = 0; i < 40; ++i) child_sink += (unsigned long long)i;
+    MONITOR_EXIT(r_child);
+}
+
+__attribute__((noinline)) static void parent(int n)
+{
+    MONITOR_ENTER(r_parent);
+    for (int i = 0; i < n; ++i) child();
+    MONITOR_EXIT(r_parent);
+}
+
 static void *team_member(void *p)
 {
     (void)p;
@@ -193,6 +214,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < t - 1; ++i) pthread_create(&th[i], NULL, nested_thread, &n);
         nested_thread(&n);
         for (int i = 0; i < t - 1; ++i) pthread_join(th[i], NULL);
+    } else if (strcmp(mode, "children") == 0) {
+        int n = arg_int(argc, argv, 2), m = arg_int(argc, argv, 3);
+        for (int i = 0; i < m; ++i) {
+            MONITOR_ENTER(r_step);
+            parent(n);
+            MONITOR_EXIT(r_step);
+        }
     } else if (strcmp(mode, "forever") == 0) {
         for (;;) one_step(1);
     } else if (strcmp(mode, "until_detached") == 0) {

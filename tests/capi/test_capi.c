@@ -673,7 +673,7 @@ static void test_static_information(void **state)
     load("steps", "1", "0", NULL);
     MRI_Region_Table t;
     assert_int_equal(MRI_Get_Regions(&t), MRI_OK);
-    assert_int_equal(t.nr_Elements, 9); /* every region of mri_testapp, known before any ran */
+    assert_int_equal(t.nr_Elements, 11); /* every region of mri_testapp, known before any ran */
     int found = 0;
     for (int i = 0; i < t.nr_Elements; ++i) {
         MRI_Region_Info info;

@@ -6,6 +6,7 @@
  * check that counters are reported absent.
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -297,6 +298,72 @@ static void test_publication_lists_counters(void **state)
     }
 }
 
+/* Per-step minimum of the parent's raw and compensated inclusive time (ns)
+ * in the flat profile `id`, over `steps` steps. */
+static void parent_steps(MRI_Request_ID id, int steps, double *raw, double *comp)
+{
+    MRI_Region_Spec step = region("step"), parent = region("parent");
+    double last_raw = 0, last_comp = 0;
+    *raw = *comp = 1e300;
+    for (int i = 0; i <= steps; ++i) {
+        if (i > 0) {
+            assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+            assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        }
+        void *p = NULL;
+        assert_int_equal(MRI_Get_Data(id, &p), MRI_OK);
+        const MRI_Histogram_Profile_Results *res = p;
+        for (int e = 0; e < res->nr_Elements; ++e) {
+            const MRI_Profile_Element *el = &res->element[e];
+            if (el->region.id.line_NR != parent.id.line_NR) continue;
+            if (i > 0 && el->inclusive - last_raw < *raw) *raw = el->inclusive - last_raw;
+            if (i > 0 && el->compensated_inclusive - last_comp < *comp) *comp = el->compensated_inclusive - last_comp;
+            last_raw = el->inclusive;
+            last_comp = el->compensated_inclusive;
+        }
+    }
+}
+
+/* Regions that read counters cost far more than time-only ones; their
+ * overhead is calibrated for the requested events at the release that
+ * starts counting them, and removed from the enclosing time. */
+static void test_counter_overhead_is_calibrated_and_compensated(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "children", "2000", "100", NULL};
+    load(argv);
+    if (!papi_built()) skip();
+    MRI_Region_Spec parent = region("parent"), child = region("child");
+    MRI_Region_Table just_parent = {&parent, 1}, just_child = {&child, 1};
+    MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME, clock = ri_named("perf::TASK-CLOCK");
+    MRI_Request_ID alone = MRI_Profile_Request(&time, &just_parent, NULL, NULL);
+    assert_true(alone > 0);
+    double t0, raw, comp;
+    parent_steps(alone, 4, &raw, &t0);
+    MRI_Overhead_Calibration c;
+    assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
+    assert_false(c.kind[MRI_OVERHEAD_COUNTER].calibrated);
+
+    MRI_Region_Spec both_regions[2] = {parent, child};
+    MRI_Region_Table both = {both_regions, 2};
+    MRI_Request_ID times = MRI_Profile_Request(&time, &both, NULL, NULL);
+    MRI_Request_ID counts = MRI_Profile_Request(&clock, &just_child, NULL, NULL);
+    assert_true(times > 0 && counts > 0);
+    parent_steps(times, 4, &raw, &comp);
+    assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
+    const MRI_Overhead_Value *k = &c.kind[MRI_OVERHEAD_COUNTER];
+    print_message("counter kind: delta_i %.1f ns, own %.1f ns (%s); timer kind delta_i %.1f ns\n",
+                  k->delta_inclusive, k->delta_own, k->note, c.kind[MRI_OVERHEAD_TIMER].delta_inclusive);
+    print_message("parent alone %.0f ns; with 2000 counting children %.0f ns raw, %.0f ns compensated\n", t0, raw,
+                  comp);
+    assert_true(k->calibrated);
+    assert_non_null(strstr(k->note, "perf::TASK-CLOCK"));
+    assert_true(k->delta_inclusive > c.kind[MRI_OVERHEAD_TIMER].delta_inclusive);
+    assert_true(raw - t0 > 0.2 * t0);
+    if (fabs(comp - t0) > 0.25 * (raw - t0))
+        fail_msg("compensated %.0f ns is not within 25%% of the overhead (%.0f ns) from %.0f ns", comp, raw - t0, t0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +375,7 @@ int main(void)
         cmocka_unit_test_teardown(test_counter_budget, teardown),
         cmocka_unit_test_teardown(test_counter_rotation_across_breakpoints, teardown),
         cmocka_unit_test_teardown(test_publication_lists_counters, teardown),
+        cmocka_unit_test_teardown(test_counter_overhead_is_calibrated_and_compensated, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

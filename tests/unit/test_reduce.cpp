@@ -9,8 +9,26 @@ using namespace mri::tool;
 namespace {
 
 std::vector<ThreadSlot> three_threads() {
-  // thread: count, sum, min, max (ticks)
-  return {{0, {2, 30, 10, 20}}, {1, {4, 400, 50, 200}}, {2, {0, 0, 0, 0}}};
+  // thread: count, sum, ~min, max, and the same compensated (ticks)
+  return {{0, {2, 30, ~10ull, 20, 24, ~7ull, 17, 0}}, {1, {4, 400, ~50ull, 200, 380, ~45ull, 195, 0}},
+          {2, {0, 0, 0, 0, 0, 0, 0, 0}}};
+}
+
+TEST(Reduce, CompensatedValuesReduceLikeTheRawOnes) {
+  auto sum = reduce_aggregate(MRI_EXECUTION_TIME, {MRI_SUM, MRI_PER_THREAD}, three_threads(), 42, 0.5);
+  EXPECT_DOUBLE_EQ(sum[0].compensated_value, 12.0);
+  EXPECT_DOUBLE_EQ(sum[1].compensated_value, 190.0);
+  auto mn = reduce_aggregate(MRI_EXECUTION_TIME, {MRI_MIN, MRI_PER_PROCESS}, three_threads(), 42, 1.0);
+  EXPECT_DOUBLE_EQ(mn[0].value, 10.0);
+  EXPECT_DOUBLE_EQ(mn[0].compensated_value, 7.0);
+  auto mx = reduce_aggregate(MRI_EXECUTION_TIME, {MRI_MAX, MRI_PER_PROCESS}, three_threads(), 42, 1.0);
+  EXPECT_DOUBLE_EQ(mx[0].compensated_value, 195.0);
+  EXPECT_EQ(mx[0].focus_active_object.id, 1);
+  auto avg = reduce_aggregate(MRI_EXECUTION_TIME, {MRI_AVG, MRI_PER_PROCESS}, three_threads(), 42, 1.0);
+  EXPECT_DOUBLE_EQ(avg[0].compensated_value, 404.0 / 6.0);
+  // Counts are counts: nothing to compensate.
+  auto n = reduce_aggregate(MRI_NUMBER_OF_INSTANCES, {MRI_SUM, MRI_PER_PROCESS}, three_threads(), 42, 1.0);
+  EXPECT_DOUBLE_EQ(n[0].compensated_value, n[0].value);
 }
 
 TEST(Reduce, PerThreadSumConvertsTicks) {

@@ -1,0 +1,271 @@
+// compensation.cpp - the monitor measures its own overhead so that profiles
+// and time aggregates can be reported with it removed (seed paper 001,
+// Malony & Shende, sections 3.1 and 3.2; docs/ACCURACY.md).
+//
+// What is measured. A monitored instance costs the program time in two
+// places. Part of the monitor's work lies inside the instance's own
+// measured interval (after the enter's clock read, before the exit's):
+// `own`. All of its enter and exit lies inside every enclosing instance:
+// `pair`. The paper's Delta_i is our `pair`; its Delta_e (what a direct
+// child leaves in its parent's exclusive time) is `pair - own`.
+//
+// How. The paper's two-level experiment on the real slow paths: a private
+// thread state and private result rows, a calibration plan with an outer
+// region and an inner one, k inner pairs back to back inside the outer, j
+// times, the minimum kept; once with the inner region armed and once with
+// it dormant (one load and a branch, as in an instrumented program that
+// does not measure it). pair = (armed - dormant) / k; own = the inner
+// region's own measured time per instance (its body is empty).
+//
+// When. The time-only kinds at start-up, before the static information is
+// published: no other thread can be inside the monitor then, so the plan
+// globals can be borrowed with the mode set to running. The counter kind
+// depends on the events, so it is measured at the first release with each
+// new event list, in the control thread while the application's threads are
+// quiescent; the mode stays stopped and the calibration's state passes the
+// gate through a flag that only the rare slow path checks. That flag adds a
+// call to both slow paths; measuring the timer kind the same way and taking
+// the difference removes it.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "monitor_internal.h"
+#include "mri_sync.h"
+
+namespace mri::monitor {
+namespace {
+
+constexpr uint32_t kTimePairs = 1000;  // k for the time-only kinds (~30 ns a pair: 30 us a run)
+constexpr uint32_t kTimeRuns = 50;    // j
+constexpr uint32_t kCounterPairs = 100;  // a counter read can be a system call: ~1 us a pair
+constexpr uint32_t kCounterRuns = 20;
+
+struct Measured {
+  double own = 0;   // ticks
+  double pair = 0;  // ticks
+};
+
+// Private result memory for the calibration's state: nothing it does can
+// reach the segment's results.
+struct Scratch {
+  proto::AggregateRowHead head{};
+  std::vector<proto::ProfileSlot> profile[2];
+  std::vector<proto::EdgeSlot> edges;
+};
+
+// The globals the slow paths read, borrowed for the calibration plan.
+struct Borrowed {
+  const RegionPlan* plan;
+  uint32_t plan_count;
+  const AggTarget* aggs;
+  const uint32_t* slices;
+  const TraceTarget* traces;
+  int32_t breakpoint;
+  AggTarget slice_metric[2];
+  bool slice_callpath[2];
+  bool slice_compensate[2];
+
+  Borrowed()
+      : plan(g.plan), plan_count(g.plan_count), aggs(g.aggs), slices(g.slices), traces(g.traces),
+        breakpoint(g.breakpoint) {
+    for (int i = 0; i < 2; ++i) {
+      slice_metric[i] = g.slice_metric[i];
+      slice_callpath[i] = g.slice_callpath[i];
+      slice_compensate[i] = g.slice_compensate[i];
+    }
+  }
+  ~Borrowed() {
+    g.plan = plan;
+    std::atomic_ref<uint32_t>(g.plan_count).store(plan_count, std::memory_order_release);
+    g.aggs = aggs;
+    g.slices = slices;
+    g.traces = traces;
+    g.breakpoint = breakpoint;
+    for (int i = 0; i < 2; ++i) {
+      g.slice_metric[i] = slice_metric[i];
+      g.slice_callpath[i] = slice_callpath[i];
+      g.slice_compensate[i] = slice_compensate[i];
+    }
+  }
+};
+
+// k inner pairs exactly as an annotated program executes them.
+__attribute__((noinline)) void pairs(Monitor_Region_Descriptor& inner, uint32_t k) {
+  for (uint32_t i = 0; i < k; ++i) {
+    MONITOR_ENTER(inner);
+    asm volatile("" ::: "memory");  // an empty body the compiler cannot merge away
+    MONITOR_EXIT(inner);
+  }
+}
+
+// One two-level experiment. `counters`: the regions also read `events`.
+// Returns false (and why) when the counters cannot be set up.
+bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events, uint32_t k, uint32_t j,
+                Measured& out, std::string& why) {
+  const bool counters = kind == proto::OverheadKind::kCounter;
+  const bool callpath = kind == proto::OverheadKind::kCallpath;
+  Scratch scratch;
+  for (auto& p : scratch.profile) p.assign(2, proto::ProfileSlot{});
+  scratch.edges.assign(std::max<uint32_t>(g.view.g.max_edges, 1), proto::EdgeSlot{});
+
+  auto ts = std::make_unique<ThreadState>();
+  ts->calibrating = true;
+  ts->fixup.store(0, std::memory_order_relaxed);
+  ts->seq = &scratch.head.seq;
+  ts->open.assign(2, 0);
+  ts->profile_rows[0] = scratch.profile[0].data();
+  ts->profile_rows[1] = scratch.profile[1].data();
+  ts->edge_rows[0] = scratch.edges.data();
+  if (counters) {
+    if (!papi::build(ts->events, *events, why)) return false;
+    ts->events_generation = 1;
+  }
+
+  RegionPlan plans[2];
+  for (auto& p : plans) {
+    p.measure = 1;
+    p.armed = 1;
+    p.n_prof = counters ? 2 : 1;
+    p.prof_begin = 0;
+    p.counters = counters;
+    p.overhead_own = 1u << kOverheadFracBits;
+    p.overhead_pair = 2u << kOverheadFracBits;
+  }
+  static const uint32_t kSlices[2] = {0, 1};
+  bool ok = true;
+  uint64_t best_armed = UINT64_MAX, best_dormant = UINT64_MAX;
+  double best_own = INFINITY;
+  {
+    Borrowed borrowed;
+    g.plan = plans;
+    std::atomic_ref<uint32_t>(g.plan_count).store(2, std::memory_order_release);
+    g.aggs = nullptr;
+    g.slices = kSlices;
+    g.traces = nullptr;
+    g.breakpoint = -1;
+    g.slice_metric[0] = {0, uint8_t(proto::Metric::kExecutionTime), 0, 0};
+    g.slice_metric[1] = {1, uint8_t(proto::Metric::kCounter), 0, 0};
+    g.slice_callpath[0] = callpath;
+    g.slice_callpath[1] = false;
+    // Compensation on, as for the requests it will serve (it is part of
+    // the cost; the calibration's own results are not used).
+    g.slice_compensate[0] = g.slice_compensate[1] = true;
+    ThreadState* before = swap_thread_state(ts.get());
+
+    Monitor_Region_Descriptor outer{}, inner{};
+    outer.id = 0;
+    inner.id = 1;
+    outer.armed = 1;
+    for (uint32_t run = 0; run < j && ok; ++run) {
+      for (const unsigned char armed : {1, 0}) {
+        inner.armed = armed;
+        scratch.profile[0][1] = proto::ProfileSlot{};
+        Monitor_Region_Enter_Slow(&outer);
+        const uint64_t t0 = ticks();
+        pairs(inner, k);
+        const uint64_t t1 = ticks();
+        Monitor_Region_Exit_Slow(&outer);
+        const uint64_t dt = t1 > t0 ? t1 - t0 : 0;
+        if (armed) {
+          best_armed = std::min(best_armed, dt);
+          const proto::ProfileSlot& slot = scratch.profile[0][1];
+          if (slot.calls != k) {  // a pair went astray: the experiment is void
+            why = "the calibration region was not measured on every instance";
+            ok = false;
+            break;
+          }
+          best_own = std::min(best_own, double(slot.inclusive) / k);
+        } else {
+          best_dormant = std::min(best_dormant, dt);
+        }
+      }
+    }
+    swap_thread_state(before);
+  }
+  if (counters) papi::destroy(ts->events);
+  delete[] ts->edge_keys;
+  delete[] ts->edge_values;
+  if (!ok) return false;
+  out.own = best_own;
+  out.pair = best_armed > best_dormant ? double(best_armed - best_dormant) / k : 0.0;
+  return true;
+}
+
+uint32_t fixed_point(double ticks) {
+  const double v = std::round(ticks * double(1u << kOverheadFracBits));
+  return v <= 0 ? 0 : v >= 4e9 ? 4'000'000'000u : uint32_t(v);
+}
+
+void publish(proto::OverheadKind kind, const Measured& m, const char* note) {
+  const uint32_t i = uint32_t(kind);
+  g.overhead_own[i] = fixed_point(m.own);
+  g.overhead_pair[i] = fixed_point(std::max(m.pair, m.own));
+  proto::OverheadValue& v = g.view.header()->overhead.kind[i];
+  v.own_ticks = m.own;
+  v.pair_ticks = std::max(m.pair, m.own);
+  std::snprintf(v.reason, sizeof v.reason, "%s", note);
+  sync::store(v.calibrated, 1u);
+}
+
+void not_calibrated(proto::OverheadKind kind, const char* why) {
+  proto::OverheadValue& v = g.view.header()->overhead.kind[uint32_t(kind)];
+  std::snprintf(v.reason, sizeof v.reason, "%s", why);
+  sync::store(v.calibrated, 0u);
+}
+
+}  // namespace
+
+void calibrate_at_start() {
+  proto::OverheadCalibration& o = g.view.header()->overhead;
+  o.repetitions = kTimePairs;
+  o.experiments = kTimeRuns;
+  // Nobody else is in the monitor (publish_once holds every other thread
+  // at the gate), so the mode can say running for the experiment.
+  g.mode.store(kRunning, std::memory_order_seq_cst);
+  std::string why;
+  for (const auto kind : {proto::OverheadKind::kTimer, proto::OverheadKind::kCallpath}) {
+    Measured m;
+    if (experiment(kind, nullptr, kTimePairs, kTimeRuns, m, why))
+      publish(kind, m, "");
+    else
+      not_calibrated(kind, why.c_str());
+  }
+  g.mode.store(kStopped, std::memory_order_seq_cst);
+  not_calibrated(proto::OverheadKind::kCounter, "measured at the first release with counter requests");
+  not_calibrated(proto::OverheadKind::kCacheSim, "no cache-simulator backend in this version");
+}
+
+void calibrate_counters(const std::vector<std::string>& events) {
+  if (events == g.calibrated_events) return;
+  g.calibrated_events = events;
+  std::string why;
+  Measured timer, counter;
+  if (!experiment(proto::OverheadKind::kTimer, nullptr, kTimePairs, kTimeRuns, timer, why) ||
+      !experiment(proto::OverheadKind::kCounter, &events, kCounterPairs, kCounterRuns, counter, why)) {
+    not_calibrated(proto::OverheadKind::kCounter, why.c_str());
+    note_error("counter overhead not calibrated: %s", why.c_str());
+    return;
+  }
+  // Both went through the gate's extra call; the difference does not.
+  const uint32_t t = uint32_t(proto::OverheadKind::kTimer);
+  const proto::OverheadValue& base = g.view.header()->overhead.kind[t];
+  Measured m;
+  m.own = std::max(0.0, base.own_ticks + counter.own - timer.own);
+  m.pair = std::max(0.0, base.pair_ticks + counter.pair - timer.pair);
+  std::string list;
+  for (const auto& e : events) list += (list.empty() ? "" : ",") + e;
+  publish(proto::OverheadKind::kCounter, m, list.c_str());
+}
+
+void set_plan_overhead(RegionPlan& p, bool callpath) {
+  proto::OverheadKind kind = callpath ? proto::OverheadKind::kCallpath : proto::OverheadKind::kTimer;
+  if (p.counters && g.overhead_pair[uint32_t(proto::OverheadKind::kCounter)])
+    kind = proto::OverheadKind::kCounter;
+  p.overhead_own = p.measure ? g.overhead_own[uint32_t(kind)] : 0;
+  p.overhead_pair = p.measure ? g.overhead_pair[uint32_t(kind)] : 0;
+}
+
+}  // namespace mri::monitor

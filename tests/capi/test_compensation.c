@@ -1,0 +1,253 @@
+/*
+ * test_compensation - overhead compensation (seed paper 001) through mri.h,
+ * tool and application in two processes.
+ *
+ * The application's "parent" region calls a short "child" region N times
+ * per step. With only the parent measured, its compensated time per step is
+ * the reference T0 (nothing else of the monitor runs inside it). Once the
+ * child is measured too, the parent's raw time grows by N times the
+ * monitor's per-instance overhead; its compensated time must come back to
+ * T0. Each figure is the minimum over a few steps (the machine is shared).
+ *
+ * Tolerance: the compensated parent must be within 25% of the added
+ * overhead from T0 (and the overhead must be visible: at least 20% of T0).
+ * docs/ACCURACY.md has the precise figures on whole programs.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mri.h"
+#include "mri_test_helpers.h"
+
+#define CHILDREN "20000"
+#define STEPS_PER_PHASE 4
+
+static void load(void)
+{
+    char *argv[] = {"mri_testapp", "children", CHILDREN, "100", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+}
+
+static void finish(void)
+{
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+static MRI_Request_ID profile(int callpath, const char *a, const char *b)
+{
+    MRI_Region_Spec r[2] = {region(a), b ? region(b) : region(a)};
+    MRI_Region_Table regions = {r, b ? 2 : 1};
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Request_ID id = callpath ? MRI_Callpath_Profile_Request(&ri, &regions, NULL, NULL)
+                                 : MRI_Profile_Request(&ri, &regions, NULL, NULL);
+    if (id < 0) fail_msg("profile request: %s", MRI_Get_Error_Message());
+    return id;
+}
+
+static const MRI_Profile_Element *element(MRI_Request_ID id, const char *name)
+{
+    void *p = NULL;
+    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("get data: %s", MRI_Get_Error_Message());
+    const MRI_Histogram_Profile_Results *res = p;
+    MRI_Region_Spec want = region(name);
+    for (int i = 0; i < res->nr_Elements; ++i)
+        if (res->element[i].region.id.line_NR == want.id.line_NR &&
+            res->element[i].region.id.file_ID == want.id.file_ID)
+            return &res->element[i];
+    fail_msg("no profile element for %s", name);
+    return NULL;
+}
+
+/* Runs STEPS_PER_PHASE steps; the minimum per step of the parent's raw and
+ * compensated inclusive time (ns) in request `id`. */
+static void steps(MRI_Request_ID id, double *raw, double *comp)
+{
+    MRI_Region_Spec step = region("step");
+    const MRI_Profile_Element *e = element(id, "parent");
+    double last_raw = e->inclusive, last_comp = e->compensated_inclusive;
+    *raw = *comp = INFINITY;
+    for (int i = 0; i < STEPS_PER_PHASE; ++i) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        e = element(id, "parent");
+        if (e->inclusive - last_raw < *raw) *raw = e->inclusive - last_raw;
+        if (e->compensated_inclusive - last_comp < *comp) *comp = e->compensated_inclusive - last_comp;
+        last_raw = e->inclusive;
+        last_comp = e->compensated_inclusive;
+    }
+}
+
+/* The reference: the parent alone is measured. */
+static double reference(void)
+{
+    MRI_Request_ID only = profile(0, "parent", NULL);
+    double raw, comp;
+    steps(only, &raw, &comp);
+    assert_true(comp <= raw);
+    assert_int_equal(MRI_Request_Delete(only), MRI_OK);
+    return comp;
+}
+
+static void expect_compensated(const char *what, double t0, double raw, double comp)
+{
+    print_message("%s: parent alone %.0f ns, with %s children measured %.0f ns raw, %.0f ns compensated "
+                  "(%.1f%% of the added overhead left)\n",
+                  what, t0, CHILDREN, raw, comp, 100.0 * (comp - t0) / (raw - t0));
+    if (raw - t0 < 0.2 * t0) fail_msg("measuring the children added only %.0f ns to %.0f ns", raw - t0, t0);
+    if (fabs(comp - t0) > 0.25 * (raw - t0))
+        fail_msg("compensated %.0f ns is not within 25%% of the overhead (%.0f ns) from %.0f ns", comp, raw - t0, t0);
+}
+
+static void test_calibration_is_published(void **state)
+{
+    (void)state;
+    load();
+    MRI_Overhead_Calibration c;
+    assert_int_equal(MRI_Get_Overhead_Calibration(NULL), MRI_Error);
+    assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
+    assert_true(c.repetitions >= 100 && c.experiments >= 10);
+    for (int k = MRI_OVERHEAD_TIMER; k <= MRI_OVERHEAD_CALLPATH; ++k) {
+        const MRI_Overhead_Value *v = &c.kind[k];
+        print_message("kind %d: delta_i %.2f ns, delta_e %.2f ns, own %.2f ns\n", k, v->delta_inclusive,
+                      v->delta_exclusive, v->delta_own);
+        assert_true(v->calibrated);
+        /* A pair costs at least a clock read and at most what a slow
+         * machine under a sanitizer might take. */
+        assert_true(v->delta_inclusive > 1.0 && v->delta_inclusive < 20000.0);
+        assert_true(v->delta_own > 0.0 && v->delta_own < v->delta_inclusive);
+        assert_true(fabs(v->delta_exclusive - (v->delta_inclusive - v->delta_own)) < 1e-9);
+    }
+    /* The counter kind waits for counter requests; no cache simulator. */
+    assert_false(c.kind[MRI_OVERHEAD_COUNTER].calibrated);
+    assert_non_null(strstr(c.kind[MRI_OVERHEAD_COUNTER].note, "first release"));
+    assert_false(c.kind[MRI_OVERHEAD_CACHE_SIMULATOR].calibrated);
+    finish();
+    expect_error(MRI_Get_Overhead_Calibration(&c), "MRI_Init");
+}
+
+static void test_flat_profile_is_compensated(void **state)
+{
+    (void)state;
+    load();
+    const double t0 = reference();
+    MRI_Request_ID both = profile(0, "parent", "child");
+    double raw, comp;
+    steps(both, &raw, &comp);
+    expect_compensated("flat", t0, raw, comp);
+    /* The child's own compensated time is below its raw time, and its
+     * compensated exclusive time equals its inclusive (no profiled
+     * subregion). */
+    const MRI_Profile_Element *c = element(both, "child");
+    assert_true(c->compensated_inclusive < c->inclusive);
+    assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
+    /* The parent's compensated exclusive time excludes the children's
+     * compensated time: the two add up to its compensated inclusive. */
+    const MRI_Profile_Element *p = element(both, "parent");
+    assert_true(fabs(p->compensated_exclusive + c->compensated_inclusive - p->compensated_inclusive) <
+                0.01 * p->compensated_inclusive);
+    finish();
+}
+
+static void test_callpath_profile_is_compensated(void **state)
+{
+    (void)state;
+    load();
+    const double t0 = reference();
+    MRI_Request_ID both = profile(1, "parent", "child");
+    double raw, comp;
+    steps(both, &raw, &comp);
+    expect_compensated("callpath", t0, raw, comp);
+    MRI_Callpath_Profile_Results *cp = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
+    MRI_Region_Spec parent = region("parent"), child = region("child");
+    int edges = 0;
+    for (int i = 0; i < cp->nr_Elements; ++i) {
+        const MRI_Callpath_Element *e = &cp->element[i];
+        if (!e->has_caller || e->caller.id.line_NR != parent.id.line_NR || e->callee.id.line_NR != child.id.line_NR)
+            continue;
+        ++edges;
+        assert_true(e->compensated_inclusive < e->inclusive);
+        assert_true(e->compensated_inclusive > 0);
+    }
+    assert_int_equal(edges, 1);
+    finish();
+}
+
+static void test_time_aggregate_is_compensated(void **state)
+{
+    (void)state;
+    load();
+    const double t0 = reference();
+    /* The parent's time as an aggregate while a profile measures the child. */
+    MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "parent", MRI_MIN, MRI_PER_THREAD);
+    MRI_Request_ID kids = profile(0, "child", NULL);
+    MRI_Region_Spec step = region("step");
+    for (int i = 0; i < STEPS_PER_PHASE; ++i) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    }
+    const MRI_Aggregate_Request_Results *r = agg_data(sum);
+    assert_int_equal(r->nr_Elements, 1);
+    expect_compensated("aggregate MIN", t0, r->element[0].value, r->element[0].compensated_value);
+    (void)kids;
+    finish();
+}
+
+static void test_compensation_can_be_switched_off(void **state)
+{
+    (void)state;
+    load();
+    MRI_Request_ID both = profile(0, "parent", "child");
+    MRI_Request_ID t = aggregate(MRI_EXECUTION_TIME, "parent", MRI_SUM, MRI_PER_PROCESS);
+    assert_int_equal(MRI_Set_Compensation(both, 0), MRI_OK);
+    assert_int_equal(MRI_Set_Compensation(t, 0), MRI_OK);
+    expect_error(MRI_Set_Compensation(12345, 0), "does not exist");
+    double raw, comp;
+    steps(both, &raw, &comp);
+    assert_true(raw == comp);
+    const MRI_Profile_Element *c = element(both, "child");
+    assert_true(c->inclusive == c->compensated_inclusive && c->exclusive == c->compensated_exclusive);
+    const MRI_Aggregate_Request_Results *a = agg_data(t);
+    assert_true(a->element[0].value > 0 && a->element[0].value == a->element[0].compensated_value);
+    /* Back on: from the next release on, compensated values grow less. */
+    assert_int_equal(MRI_Set_Compensation(both, 1), MRI_OK);
+    steps(both, &raw, &comp);
+    assert_true(comp < raw);
+    finish();
+}
+
+static void test_trace_requests_have_nothing_to_compensate(void **state)
+{
+    (void)state;
+    load();
+    MRI_Region_Spec r = region("parent");
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Runtime_Information_Spec ri = MRI_REGION_EVENT;
+    MRI_Request_ID id = MRI_Trace_Request(&ri, &regions, NULL, NULL);
+    assert_true(id > 0);
+    expect_error(MRI_Set_Compensation(id, 0), "trace request");
+    finish();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_calibration_is_published),
+        cmocka_unit_test(test_flat_profile_is_compensated),
+        cmocka_unit_test(test_callpath_profile_is_compensated),
+        cmocka_unit_test(test_time_aggregate_is_compensated),
+        cmocka_unit_test(test_compensation_can_be_switched_off),
+        cmocka_unit_test(test_trace_requests_have_nothing_to_compensate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
