@@ -47,6 +47,17 @@ grep -Eq '< .*:main \(10x\)' annotate.txt || fail "callgrind_annotate: step is n
 # The program total is main's inclusive time: at least 10 steps of 2 ms.
 total=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$1); print $1}')
 (( total >= 20000000 )) || fail "callgrind_annotate: total $total ns is below the 20 ms the steps sleep"
+# The compensated time is a second event: positive, and below the raw time
+# (the monitor's overhead was removed, not added).
+grep -q '^events: Time_ns TimeComp_ns' callgrind.out.test || fail "callgrind: no TimeComp_ns event"
+comp=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$3); print $3}')
+(( comp > 0 && comp < total )) || fail "callgrind_annotate: compensated total $comp not in (0, $total)"
+
+# --- The profile table shows raw and compensated columns, or raw only.
+"$mri" profile -- "$app" steps 3 1 >table.txt 2>&1 || { cat table.txt; fail "mri profile"; }
+grep -q 'comp incl \[ms\]' table.txt || { cat table.txt; fail "mri profile: no compensated columns"; }
+"$mri" profile --no-compensation -- "$app" steps 3 1 >raw.txt 2>&1 || { cat raw.txt; fail "mri profile --no-compensation"; }
+grep -q 'incl \[ms\]' raw.txt && ! grep -q 'comp incl' raw.txt || { cat raw.txt; fail "--no-compensation still shows compensated columns"; }
 
 # --- Bad output: a clear error, exit 1, and nothing left behind.
 if "$mri" trace -o "$work/missing/dir/run.vtf" -- "$app" steps 1 0 2>bad.err; then fail "trace into a missing directory succeeded"; fi

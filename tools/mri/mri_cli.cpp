@@ -27,19 +27,22 @@
 namespace {
 
 const char* kUsage =
-    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [-o FILE] -- PROGRAM [ARGS...]\n"
+    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-compensation]\n"
+    "                   [-o FILE] -- PROGRAM [ARGS...]\n"
     "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--ring RECORDS] -- PROGRAM [ARGS...]\n"
     "       mri regions -- PROGRAM [ARGS...]\n"
     "       mri info\n"
     "       mri --help | --version\n"
     "\n"
     "profile   run PROGRAM (built with libmonitor) to completion and print, per region,\n"
-    "          calls, inclusive and exclusive time, in total and per thread\n"
+    "          calls, inclusive and exclusive time, in total and per thread; each time\n"
+    "          also with the monitor's own overhead removed (\"comp\" columns)\n"
     "          --metric EVENT add inclusive and exclusive counts of a counter event\n"
     "                         (e.g. perf::PAGE-FAULTS; see mri info); may be repeated\n"
     "          --sort KEY     order of the rows (default: incl)\n"
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
+    "          --no-compensation  raw times only (the monitor does less per region)\n"
     "          -o FILE        also write the profile with its call tree in the callgrind\n"
     "                         format (open it with kcachegrind or callgrind_annotate)\n"
     "trace     the trace archiver: run PROGRAM and write every region enter and exit of\n"
@@ -70,10 +73,12 @@ struct Row {
   std::string name, type, where;
   unsigned long long calls;
   double incl, excl;  // ns
+  double comp_incl, comp_excl;  // ns, the monitor's overhead removed
   std::vector<double> metric_incl, metric_excl;  // per --metric, in events
 };
 
 std::vector<std::string> g_metrics;  // --metric names, for the column heads
+bool g_compensate = true;            // not --no-compensation: show the compensated columns
 
 std::string location(const MRI_Region_Spec& r) {
   MRI_Region_Info info;
@@ -100,14 +105,17 @@ void print_table(const char* title, std::vector<Row> rows, const std::string& so
     ww = std::max(ww, r.where.size());
   }
   std::printf("\n%s\n", title);
-  std::printf("  %-*s  %-13s  %-*s  %12s  %14s  %14s  %7s", int(wn), "region", "type", int(ww), "location", "calls",
-              "incl [ms]", "excl [ms]", "incl %");
+  std::printf("  %-*s  %-13s  %-*s  %12s  %14s  %14s", int(wn), "region", "type", int(ww), "location", "calls",
+              "incl [ms]", "excl [ms]");
+  if (g_compensate) std::printf("  %14s  %14s", "comp incl [ms]", "comp excl [ms]");
+  std::printf("  %7s", "incl %");
   for (const auto& m : g_metrics) std::printf("  %*s  %*s", 22, (m + " incl").c_str(), 22, (m + " excl").c_str());
   std::printf("\n");
   for (const auto& r : rows) {
-    std::printf("  %-*s  %-13s  %-*s  %12llu  %14.3f  %14.3f  %6.1f%%", int(wn), r.name.c_str(), r.type.c_str(),
-                int(ww), r.where.c_str(), r.calls, r.incl / 1e6, r.excl / 1e6,
-                total_ns > 0 ? 100.0 * r.incl / total_ns : 0.0);
+    std::printf("  %-*s  %-13s  %-*s  %12llu  %14.3f  %14.3f", int(wn), r.name.c_str(), r.type.c_str(), int(ww),
+                r.where.c_str(), r.calls, r.incl / 1e6, r.excl / 1e6);
+    if (g_compensate) std::printf("  %14.3f  %14.3f", r.comp_incl / 1e6, r.comp_excl / 1e6);
+    std::printf("  %6.1f%%", total_ns > 0 ? 100.0 * r.incl / total_ns : 0.0);
     for (size_t m = 0; m < r.metric_incl.size(); ++m) std::printf("  %22.0f  %22.0f", r.metric_incl[m], r.metric_excl[m]);
     std::printf("\n");
   }
@@ -204,6 +212,10 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   for (char** a = prog; *a; ++a) profile.command += std::string(a == prog ? "" : " ") + *a;
   profile.events.push_back("Time_ns");
   profile.event_descriptions.push_back("Execution time (ns)");
+  if (g_compensate) {
+    profile.events.push_back("TimeComp_ns");
+    profile.event_descriptions.push_back("Execution time with the monitor's overhead removed (ns)");
+  }
   for (const auto& m : g_metrics) {
     profile.events.push_back(event_name(m));
     profile.event_descriptions.push_back(m);
@@ -214,9 +226,11 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   std::map<std::pair<uint32_t, uint32_t>, ex::ProfileCall> calls;
   std::vector<MRI_Request_ID> reqs{time_req};
   reqs.insert(reqs.end(), metric_req.begin(), metric_req.end());
-  for (size_t ev = 0; ev < reqs.size(); ++ev) {
+  const size_t comp_column = g_compensate ? 1 : 0;  // TimeComp_ns follows Time_ns
+  for (size_t r = 0; r < reqs.size(); ++r) {
+    const size_t ev = r == 0 ? 0 : r + comp_column;
     MRI_Callpath_Profile_Results* res = nullptr;
-    if (MRI_Get_Callpath_Data(reqs[ev], &res) != MRI_OK) die("callpath results");
+    if (MRI_Get_Callpath_Data(reqs[r], &res) != MRI_OK) die("callpath results");
     for (int i = 0; i < res->nr_Elements; ++i) {
       const MRI_Callpath_Element& e = res->element[i];
       auto callee = index.find(key_of(e.callee));
@@ -225,6 +239,7 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       auto& s = self[callee->second];
       s.resize(nev, 0);
       s[ev] += uint64_t(e.exclusive + 0.5);
+      if (r == 0 && comp_column) s[1] += uint64_t(e.compensated_exclusive + 0.5);
       if (caller == ex::kNoCaller) continue;
       ex::ProfileCall& c = calls[{caller, callee->second}];
       c.caller = caller;
@@ -232,6 +247,7 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       c.inclusive.resize(nev, 0);
       c.calls = std::max<uint64_t>(c.calls, e.instances);  // callgrind rejects calls=0
       c.inclusive[ev] += uint64_t(e.inclusive + 0.5);
+      if (r == 0 && comp_column) c.inclusive[1] += uint64_t(e.compensated_inclusive + 0.5);
     }
   }
   for (auto& [region, costs] : self) profile.functions.push_back({region, costs});
@@ -268,6 +284,8 @@ int cmd_profile(int argc, char** argv) {
       per_thread = true;
     } else if (a == "--all") {
       all = true;
+    } else if (a == "--no-compensation") {
+      g_compensate = false;
     } else if (a == "-o" || a == "--output") {
       if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
       output = argv[++i];
@@ -287,6 +305,7 @@ int cmd_profile(int argc, char** argv) {
   auto request = output.empty() ? MRI_Profile_Request : MRI_Callpath_Profile_Request;
   MRI_Request_ID req = request(&ri, &every, nullptr, nullptr);
   if (req < 0) die("profile request");
+  if (!g_compensate && MRI_Set_Compensation(req, 0) != MRI_OK) die("--no-compensation");
   std::vector<MRI_Request_ID> metric_req;
   for (const auto& m : g_metrics) {
     MRI_Runtime_Information_Spec mri;
@@ -321,7 +340,7 @@ int cmd_profile(int argc, char** argv) {
     const MRI_Profile_Element& el = prof->element[e];
     if (el.instances == 0 && !all) continue;
     Row r{region_name(el.region), MRI_Region_Type_Name(el.region.type), location(el.region), el.instances,
-          el.inclusive, el.exclusive, {}, {}};
+          el.inclusive, el.exclusive, el.compensated_inclusive, el.compensated_exclusive, {}, {}};
     for (const auto* mp : metric_prof) {
       const MRI_Profile_Element* me = element_for(mp, el.region);
       r.metric_incl.push_back(me ? me->inclusive : 0.0);
@@ -332,7 +351,8 @@ int cmd_profile(int argc, char** argv) {
     for (int t = 0; t < el.nr_Active_Objects && t < nthreads; ++t) {
       const MRI_Profile_Value& v = el.per_active_object[t];
       if (v.instances == 0 && !all) continue;
-      Row tr{r.name, r.type, r.where, v.instances, v.inclusive, v.exclusive, {}, {}};
+      Row tr{r.name, r.type, r.where, v.instances, v.inclusive, v.exclusive, v.compensated_inclusive,
+             v.compensated_exclusive, {}, {}};
       for (const auto* mp : metric_prof) {
         const MRI_Profile_Value* mv = value_for(element_for(mp, el.region), v.active_object.id);
         tr.metric_incl.push_back(mv ? mv->inclusive : 0.0);
@@ -349,6 +369,14 @@ int cmd_profile(int argc, char** argv) {
   std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
               prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
               g_metrics.empty() ? "" : ", counters in events (PAPI)");
+  if (g_compensate) {
+    MRI_Overhead_Calibration cal;
+    if (MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[MRI_OVERHEAD_TIMER].calibrated)
+      std::printf("comp: the monitor's overhead removed (measured at start-up: %.1f ns per measured region\n"
+                  "      instance added to every enclosing one, %.1f ns of it inside its own time%s)\n",
+                  cal.kind[MRI_OVERHEAD_TIMER].delta_inclusive, cal.kind[MRI_OVERHEAD_TIMER].delta_own,
+                  output.empty() ? "" : "; callpath requests cost more");
+  }
   print_table("all threads (sum over threads; incl % of the PROGRAM region)", rows, sort, total);
   if (per_thread || nthreads > 1) {
     for (int t = 0; t < nthreads; ++t) {

@@ -1,0 +1,138 @@
+// tree_walk - a recursive C++ workload with small member functions: a
+// binary search tree is built by recursive insertion and walked by
+// recursive sums; every member function is an annotated routine
+// (MONITOR_FUNCTION), most of them a few nanoseconds long.
+//
+//   tree_walk [-t THREADS] [-n NODES] [-w WALKS]
+//
+// Each thread builds its own tree of NODES nodes and walks it WALKS times
+// (default 1 thread, 100000 nodes, 10 walks); region "main" covers the
+// whole program.
+#include <mri_monitor.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace {
+
+MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
+
+// The key a node sorts by: a few multiply-xorshift rounds of its number
+// (some work for the smallest member function, as a real comparison has).
+inline long mix(long v) {
+  unsigned long long h = static_cast<unsigned long long>(v);
+  for (int i = 0; i < 4; ++i) {
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+  }
+  return static_cast<long>(h >> 24);
+}
+
+class Node {
+ public:
+  explicit Node(long key) : key_(key) {}
+
+  __attribute__((noinline)) long key() const {
+    MONITOR_FUNCTION();
+    return mix(key_);
+  }
+
+  __attribute__((noinline)) bool less(const Node& other) const {
+    MONITOR_FUNCTION();
+    return key() < other.key();
+  }
+
+  __attribute__((noinline)) void insert(Node* n) {
+    MONITOR_FUNCTION();
+    Node*& child = n->less(*this) ? left_ : right_;
+    if (child)
+      child->insert(n);
+    else
+      child = n;
+  }
+
+  __attribute__((noinline)) long sum() const {
+    MONITOR_FUNCTION();
+    long s = key();
+    if (left_) s += left_->sum();
+    if (right_) s += right_->sum();
+    return s;
+  }
+
+  __attribute__((noinline)) int depth() const {
+    MONITOR_FUNCTION();
+    const int l = left_ ? left_->depth() : 0, r = right_ ? right_->depth() : 0;
+    return 1 + (l > r ? l : r);
+  }
+
+ private:
+  long key_;
+  Node* left_ = nullptr;
+  Node* right_ = nullptr;
+};
+
+struct Part {
+  int nodes, walks, index;
+  long checksum = 0;
+};
+
+void* grow_and_walk(void* p) {
+  auto* part = static_cast<Part*>(p);
+  std::vector<std::unique_ptr<Node>> nodes;
+  nodes.reserve(size_t(part->nodes));
+  unsigned long long seed = 2718281828ull + unsigned(part->index);
+  long expected = 0;
+  for (int i = 0; i < part->nodes; ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    const long key = long(seed >> 40);
+    expected += mix(key);
+    nodes.push_back(std::make_unique<Node>(key));
+    if (i > 0) nodes[0]->insert(nodes.back().get());
+  }
+  for (int w = 0; w < part->walks; ++w) part->checksum += nodes[0]->sum() - expected;
+  part->checksum += nodes[0]->depth() > part->nodes;
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MONITOR_ENTER(r_main);
+  int threads = 1, n = 100000, walks = 10, opt;
+  while ((opt = getopt(argc, argv, "t:n:w:")) != -1) {
+    if (opt == 't')
+      threads = std::atoi(optarg);
+    else if (opt == 'n')
+      n = std::atoi(optarg);
+    else if (opt == 'w')
+      walks = std::atoi(optarg);
+    else {
+      std::fprintf(stderr, "usage: tree_walk [-t THREADS] [-n NODES] [-w WALKS]\n");
+      return 2;
+    }
+  }
+  if (threads < 1 || threads > 64 || n < 1 || walks < 1) {
+    std::fprintf(stderr, "tree_walk: need 1..64 threads, NODES >= 1, WALKS >= 1\n");
+    return 2;
+  }
+  std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
+  std::vector<pthread_t> tid(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) parts[size_t(t)].index = t;
+  for (int t = 1; t < threads; ++t) pthread_create(&tid[size_t(t)], nullptr, grow_and_walk, &parts[size_t(t)]);
+  grow_and_walk(&parts[0]);
+  long bad = parts[0].checksum;
+  for (int t = 1; t < threads; ++t) {
+    pthread_join(tid[size_t(t)], nullptr);
+    bad += parts[size_t(t)].checksum;
+  }
+  MONITOR_EXIT(r_main);
+  if (bad) {
+    std::fprintf(stderr, "tree_walk: checksum off by %ld\n", bad);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# run_compensation.sh - the overhead-compensation evaluation of seed paper
+# 001 (Malony & Shende, section 4.1), in the layout of its Table 1.
+#
+#   bench/run_compensation.sh BUILD_DIR [TRIALS] [OUT_CSV]
+#
+# Three workloads (bench/compensation/): is_sort (integer sort with tiny
+# helper routines, like NAS IS), tree_walk (recursive C++ with small member
+# functions), jacobi (loop-heavy stencil). Each with 1 and 2 threads; five
+# experiments (MO, PA, PA-comp, CA, CA-comp), TRIALS runs each (default 10),
+# interleaved so that a noisy period hits every experiment alike. Reports
+# main's time (us), minimum and mean, and the % error against MO.
+# BUILD_DIR must hold a build with the benchmarks (MRI_BUILD_BENCH, the
+# default). Takes about 4 minutes with 10 trials on 2 cores.
+set -euo pipefail
+
+if [[ $# -lt 1 || $# -gt 3 ]]; then
+  echo "usage: $0 BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+trials=${2:-10}
+out=${3:-$build/bench/compensation-results.csv}
+dir=$build/bench/compensation
+eval_tool=$dir/compensation_eval
+for f in "$eval_tool" "$dir/is_sort" "$dir/tree_walk" "$dir/jacobi"; do
+  [[ -x $f ]] || { echo "run_compensation: $f not found; build the benchmarks first" >&2; exit 1; }
+done
+[[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
+
+workloads=(is_sort tree_walk jacobi)
+experiments=(MO PA PA-comp CA CA-comp)
+echo "workload,threads,experiment,trial,main_us,raw_us,instances" >"$out"
+total=$(( ${#workloads[@]} * 2 * trials * ${#experiments[@]} ))
+done_runs=0
+for w in "${workloads[@]}"; do
+  for t in 1 2; do
+    for ((trial = 1; trial <= trials; trial++)); do
+      for e in "${experiments[@]}"; do
+        line=$("$eval_tool" "$e" -- "$dir/$w" -t "$t" 2>"$build/bench/compensation-last.err") || {
+          cat "$build/bench/compensation-last.err" >&2
+          echo "run_compensation: $w -t $t, $e failed" >&2
+          exit 1
+        }
+        main=${line#main_us=}; main=${main%% *}
+        raw=${line#*raw_us=}; raw=${raw%% *}
+        inst=${line#*instances=}
+        echo "$w,$t,$e,$trial,$main,$raw,$inst" >>"$out"
+        done_runs=$((done_runs + 1))
+      done
+      printf 'run_compensation: %d/%d runs\r' "$done_runs" "$total" >&2
+    done
+  done
+done
+echo >&2
+grep calibration "$build/bench/compensation-last.err" >&2 || true
+
+python3 - "$out" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+exps = ["MO", "PA", "PA-comp", "CA", "CA-comp"]
+data = {}
+for r in rows:
+    data.setdefault((r["workload"], int(r["threads"]), r["experiment"]), []).append(float(r["main_us"]))
+print("| Workload | threads | | " + " | ".join(exps) + " |")
+print("|---|---|---|" + "---|" * len(exps))
+for (w, t) in sorted({(k[0], k[1]) for k in data}, key=lambda x: (["is_sort", "tree_walk", "jacobi"].index(x[0]), x[1])):
+    mins = {e: min(data[(w, t, e)]) for e in exps}
+    means = {e: statistics.mean(data[(w, t, e)]) for e in exps}
+    print(f"| {w} | {t} | min (us) | " + " | ".join(f"{mins[e]:.0f}" for e in exps) + " |")
+    print(f"| | | mean (us) | " + " | ".join(f"{means[e]:.0f}" for e in exps) + " |")
+    err = ["" if e == "MO" else f"{100 * (mins[e] / mins['MO'] - 1):.1f} : {100 * (means[e] / means['MO'] - 1):.1f}" for e in exps]
+    print(f"| | | % error (min : mean) | " + " | ".join(err) + " |")
+PY
+echo "run_compensation: every run in $out" >&2
