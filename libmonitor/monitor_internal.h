@@ -138,6 +138,7 @@ struct RegionPlan {
   uint8_t measure = 0;      // push a frame at enter
   uint8_t armed = 0;
   uint8_t counters = 0;     // read the thread's counters at enter and exit
+  uint8_t cache = 0;        // simulated cache events requested: cache_enter/cache_exit (cache.cpp)
 };
 
 struct Global {
