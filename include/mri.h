@@ -64,6 +64,13 @@ typedef enum {
     MRI_LC3_DATA_WRITE_MISS = 15,
     MRI_TOTAL_CYCLES = 20,
     MRI_TOTAL_INSTRUCTIONS = 21,
+    /* Not in the paper: hits, which only the cache simulator counts. */
+    MRI_LC1_DATA_READ_HIT = 30,
+    MRI_LC1_DATA_WRITE_HIT = 31,
+    MRI_LC2_DATA_READ_HIT = 32,
+    MRI_LC2_DATA_WRITE_HIT = 33,
+    MRI_LC3_DATA_READ_HIT = 34,
+    MRI_LC3_DATA_WRITE_HIT = 35,
     MRI_RUNTIME_INFORMATION_DYNAMIC_BASE = 1000
 } MRI_Runtime_Information_Spec;
 
@@ -179,6 +186,33 @@ MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec *ri,
                                      MRI_Data_Structure_Table *variables,
                                      MRI_Aggregation_Spec *aggregation);
 
+/* Simulated cache events. The MRI_LCn_DATA_{READ,WRITE}_{MISS,HIT} runtime
+ * information of an application built with the cache-simulator backend
+ * (backends/cachesim) comes from the simulator: every load and store of the
+ * program goes through a simulated hierarchy (MRI_Set_Cache_Configuration),
+ * and the events of a region instance are those of the thread's own
+ * references (thread i = simulated core i mod the configured cores). With
+ * a data structure in `variables` only references to its address range
+ * count (section 3.1); the cache state is simulated for all of them either
+ * way. Without the backend the misses come from PAPI (counters), and hits
+ * and data structures are refused with the reason. Simulated events are for
+ * aggregate and histogram requests (not profile or trace requests), and use
+ * no hardware counter.
+ *
+ * Histogram request (3.2, 4.2): *histogram_elements_nr bins (1..1024) over
+ * the address range of the one data structure in `variables`, or, without
+ * one, over every data structure registered when the request is first
+ * applied (the MRI_Start or MRI_Start_Stop that follows), packed one after
+ * the other in address order without the gaps between them. Each bin covers
+ * ceil(bytes / bins) bytes of that packed range (the last may be shorter;
+ * fewer bins are used when the rounding leaves the last empty) and lists the
+ * data structures it overlaps. A cache event only (simulated); at most 8
+ * histogram requests at a time; values are summed over the requested
+ * threads (all when the table is empty or names the process); a thread's
+ * values are updated when its outermost instance of a requested region
+ * ends. Errors: as for aggregate requests, plus a bin count out of range or
+ * above the bytes covered, no registered data structure, a data structure
+ * the application never registered, more than one data structure. */
 MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec *ri,
                                      MRI_Region_Table *regions,
                                      MRI_Active_Object_Table *ao,
@@ -706,6 +740,44 @@ int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration *calibration);
 
 /* Looks up an event by name ("PAPI_L1_DCM", "perf::TASK-CLOCK"). */
 int MRI_Runtime_Information_By_Name(const char *name, MRI_Runtime_Information_Spec *ri);
+
+/* ------------------------------------------------------------------------ */
+/* Data structures and the cache simulator; not named by the paper           */
+/* ------------------------------------------------------------------------ */
+
+/* A data structure the application registered (mri_monitor.h,
+ * MONITOR_DATA / Monitor_Register_Data). data_structure.id is its program
+ * unit: the file of the registration and the first line of the declaring
+ * region, or line 0 for file scope. */
+typedef struct {
+    MRI_Data_Structure_Spec data_structure;
+    unsigned long long address;    /* in the application's address space */
+    unsigned long long size_bytes;
+    const char *file;              /* source file of the program unit */
+} MRI_Data_Structure_Info;
+
+/* Every data structure the loaded application has registered so far (a
+ * registration after start-up shows up once it has happened). Names stay
+ * valid until the next load or MRI_Finalize(). Errors: not initialised,
+ * no application loaded, a corrupt table in the segment. */
+int MRI_Get_Data_Structures(MRI_Data_Structure_Table *table);
+/* Finds the one data structure with this name (error when none, listing
+ * the registered ones, or several: then name the program unit). */
+int MRI_Find_Data_Structure(const char *name, MRI_Data_Structure_Spec *data_structure);
+int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec *data_structure, MRI_Data_Structure_Info *info);
+
+/* The simulated cache hierarchy for the next MRI_Application_Load(), in the
+ * simulator's syntax (simulator/README.md), e.g.
+ * "L1:32K,8,64;L2:1M,16,64;L3:32M,16,64,shared;cores=4"; NULL or "" means
+ * the machine's own caches (hwloc), which is also the default. Without a
+ * call, MRI_CACHESIM_CONFIG in the environment at the load counts.
+ * Errors: the configuration is not valid (the message names the level,
+ * field and reason). */
+int MRI_Set_Cache_Configuration(const char *config);
+/* The hierarchy the loaded application simulates, once a cache request has
+ * been applied (before: ""), with where it came from. Writes at most
+ * bytes - 1 characters and a NUL. Errors: NULL buffer, no application. */
+int MRI_Get_Cache_Configuration(char *text, int bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Errors and versions                                                       */

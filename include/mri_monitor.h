@@ -95,6 +95,80 @@ MONITOR_API void Monitor_Final(void);
 /* 1 when a tool is attached and monitoring, 0 when dormant or detached. */
 MONITOR_API int Monitor_Is_Attached(void);
 
+/* ------------------------------------------------------------------------ */
+/* Data structures (paper section 2: MRI_Data_Structure_Spec)                */
+/* ------------------------------------------------------------------------ */
+
+/* Registers a data structure: `bytes` bytes at `address`, called `name`,
+ * declared in program unit `unit` (the region descriptor of the routine or
+ * program that declares it) or, with unit NULL, at file scope of `file`
+ * (the tool then sees line 0). The tool names it in requests by name and
+ * program unit (MRI_Find_Data_Structure), and a cache event restricted to
+ * it counts only references to [address, address + bytes).
+ *
+ * Register before the first monitored region enter (or Monitor_Init) and
+ * the data structure is part of the static information the tool sees at
+ * load time; a later registration (a heap array allocated on the way) is
+ * published at once and can be requested from the next stop on.
+ *
+ * Returns 0, or -1 when: name is NULL or empty or longer than 255
+ * characters, bytes is 0, the range wraps around the address space, the
+ * same name is already registered in the same program unit, or the table
+ * (1024 data structures) or the name pool is full. Without a tool it only
+ * checks its arguments (no allocation). Thread-safe. */
+MONITOR_API int Monitor_Register_Data(const char *name, const void *address, unsigned long long bytes,
+                                      const Monitor_Region_Descriptor *unit, const char *file);
+
+/* One line per data structure. MONITOR_DATA for an object (a static or
+ * global array, a struct): its address is &var. MONITOR_DATA_PTR for memory
+ * a pointer points to (a heap array): the address is the pointer's value,
+ * the name the pointer's. The _IN forms name the declaring program unit
+ * (a MONITOR_REGION handle); the others mean file scope. All evaluate to
+ * Monitor_Register_Data()'s result. */
+#define MONITOR_DATA(var, bytes) \
+    Monitor_Register_Data(#var, (const void *)&(var), (unsigned long long)(bytes), 0, __FILE__)
+#define MONITOR_DATA_PTR(ptr, bytes) \
+    Monitor_Register_Data(#ptr, (const void *)(ptr), (unsigned long long)(bytes), 0, __FILE__)
+#define MONITOR_DATA_IN(unit, var, bytes) \
+    Monitor_Register_Data(#var, (const void *)&(var), (unsigned long long)(bytes), &(unit), __FILE__)
+#define MONITOR_DATA_PTR_IN(unit, ptr, bytes) \
+    Monitor_Register_Data(#ptr, (const void *)(ptr), (unsigned long long)(bytes), &(unit), __FILE__)
+
+/* ------------------------------------------------------------------------ */
+/* Cache-simulator backend interface (backends/cachesim; not for programs)   */
+/* ------------------------------------------------------------------------ */
+
+/* One memory reference, as the simulator takes it (16 bytes). */
+typedef struct Monitor_Cache_Access {
+    unsigned long long address;
+    unsigned int size;    /* bytes */
+    unsigned int type;    /* 0 read, 1 write, 2 read-modify-write */
+} Monitor_Cache_Access;
+
+#define MONITOR_CACHE_BACKEND_VERSION 1
+
+/* What a memory-access instrumentation hands to libmonitor. */
+typedef struct Monitor_Cache_Backend {
+    unsigned int version;        /* MONITOR_CACHE_BACKEND_VERSION */
+    /* The byte the access callbacks test before recording: libmonitor sets
+     * it to 1 while a simulated cache event is requested (written with
+     * __atomic_store_n, relaxed) and to 0 otherwise. */
+    unsigned char *recording;
+    /* Simulates the calling thread's buffered references now (libmonitor
+     * calls it at the enter and exit of regions with cache requests). */
+    void (*flush)(void);
+} Monitor_Cache_Backend;
+
+/* Registers the instrumentation (one per process; a second is ignored).
+ * The structure must outlive the process. Thread-safe. */
+MONITOR_API void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend *backend);
+
+/* Simulates n references made by the calling thread (thread i of the
+ * monitor is simulated core i modulo the configured cores). Does nothing
+ * while no simulator is configured. Never fails; thread-safe (threads
+ * serialise batch by batch in the simulator). */
+MONITOR_API void Monitor_Cache_Simulate(const Monitor_Cache_Access *accesses, unsigned long n);
+
 #ifdef __cplusplus
 }
 #endif

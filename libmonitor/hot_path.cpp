@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 #include "mri_timer.h"
@@ -413,6 +414,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.start = ticks();  // last: the monitor's own work is outside the region's time
     }
   }
+  if (MRI_UNLIKELY(g.plan[id].cache)) cache_enter(ts, id);  // simulated cache events (cache.cpp)
   leave(ts);
 }
 
@@ -527,6 +529,7 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
     exit_unusual(ts, id, now);
   // (A region armed only to be traced, or as the breakpoint, has no frame.)
   if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
+  if (MRI_UNLIKELY(p.cache)) cache_exit(ts, id);  // simulated cache events (cache.cpp)
   if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);
   leave(ts);
 }

@@ -165,6 +165,7 @@ struct RegionPlan {
   // its own measured interval, and added to every enclosing instance.
   uint32_t overhead_own = 0;
   uint32_t overhead_pair = 0;
+  uint8_t cache = 0;        // simulated cache events requested: cache_enter/cache_exit (cache.cpp)
 };
 
 struct Global {

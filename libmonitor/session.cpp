@@ -17,6 +17,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 #include "mri_timer.h"
@@ -171,6 +172,7 @@ void detach(const char* why) {
   g.mode.store(kDetached, std::memory_order_seq_cst);
   arm_all(0);
   quiesce(nullptr);
+  cache_finish();  // no more simulation: nobody reads its results
   sync::bump(g.run_generation);
   sync::futex_wake_private(&g.run_generation);
   std::fprintf(stderr, "mri-monitor: %s; detached, the application continues unmonitored\n", why);
@@ -234,10 +236,20 @@ void apply_requests() {
     }
   }
   std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
+  std::vector<CacheRequest> cache_requests;  // simulated cache events: cache.cpp validates and applies them
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
     proto::RequestRecord rec;
     std::memcpy(&rec, v.request(r), sizeof rec);  // one fetch, then validate the copy
     if (rec.state != uint32_t(proto::RequestState::kActive)) continue;
+    if (rec.metric == uint32_t(proto::Metric::kCacheEvent)) {
+      CacheRequest& q = cache_requests.emplace_back(CacheRequest{r, rec, {}});
+      if (rec.flags & proto::kRequestAllRegions) {
+        for (uint32_t region = 0; region < nreg; ++region) q.regions.push_back(region);
+      } else {
+        for_each_requested_region(v, r, nreg, [&](uint32_t region) { q.regions.push_back(region); });
+      }
+      continue;
+    }
     proto::RequestAck* ack = v.request_ack(r);
     uint16_t event = 0;
     const bool is_trace = rec.kind == uint32_t(proto::RequestKind::kTrace);
@@ -371,6 +383,9 @@ void apply_requests() {
       if (uint32_t(ts->frames[i].region) < nreg) open[ts->frames[i].region] = 1;
   }
 
+  std::vector<uint8_t> region_cache(nreg, 0);
+  cache_apply(cache_requests, nthreads, region_cache);
+
   std::vector<uint8_t> counters_before(nreg, 0);
   for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) counters_before[i] = g.plans[i].counters;
   g.plans.assign(nreg, RegionPlan{});
@@ -397,7 +412,8 @@ void apply_requests() {
       if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
       callpath |= g.slice_callpath[slice];
     }
-    p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint;
+    p.cache = region_cache[i];
+    p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint || p.cache;
     set_plan_overhead(p, callpath);
   }
   bool counters_moved = false;  // a region starts or stops reading counters
@@ -666,6 +682,7 @@ void publish_once() {
     g.region_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_first.clear();
     for (auto* d : g.descriptors) publish_region(d);
+    data_publish_pending();
     g.plans.assign(g.region_first.size(), RegionPlan{});
     reserve_plans();
     g.published = true;
@@ -778,6 +795,7 @@ void Monitor_Final(void) {
   g.mode.store(kFinished, std::memory_order_seq_cst);
   arm_all(0);  // under the registry lock: a module may be registering its regions
   quiesce(current_thread_state());
+  cache_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.
   for_each_thread(trace_flush_stash);

@@ -134,7 +134,9 @@ namespace {
 int read_static_information() {
   s.regions.clear();
   s.files.clear();
+  s.data.clear();
   if (refresh_static_information() != MRI_OK) return MRI_Error;
+  if (refresh_data_structures() != MRI_OK) return MRI_Error;
   s.ns_per_tick = s.view.header()->app.ns_per_tick;
   if (!(s.ns_per_tick > 0.0 && s.ns_per_tick < 1e6)) return fail("the application published a bad clock factor");
   return MRI_OK;
@@ -216,6 +218,8 @@ int load_application(const char* path, char* const argv[]) {
     return fail("bad MRI_MAX_REGIONS, MRI_MAX_THREADS or MRI_MAX_EDGES: %s (at most %u regions, %u threads, %u edges)",
                 bad, proto::kHardMaxRegions, proto::kHardMaxThreads, proto::kHardMaxEdges);
   const proto::Layout layout = proto::compute_layout(geo);
+  std::string cache_config;  // checked before anything starts: a bad one is the tool's error
+  if (cache_configuration_for_load(cache_config) != MRI_OK) return MRI_Error;
 
   // The segment is marked for removal at once: Linux still lets the child
   // attach it by id, and no crash of either side can leave it behind.
@@ -244,6 +248,8 @@ int load_application(const char* path, char* const argv[]) {
   s.last_cmd_seq = 0;
   s.slot_busy.assign(geo.max_requests, 0);
   s.slice_busy.assign(geo.max_profile_slices, 0);
+  s.histogram_busy.assign(proto::kMaxHistograms, 0);
+  std::memcpy(s.view.cache_config(), cache_config.c_str(), cache_config.size() + 1);
 
   // Environment of the child: ours plus the segment.
   std::vector<std::string> env_store;

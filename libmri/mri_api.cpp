@@ -57,7 +57,7 @@ bool ri_known(int ri) {
     case MRI_EXECUTION_TIME: case MRI_NUMBER_OF_INSTANCES: case MRI_REGION_EVENT:
       return true;
     default:
-      return is_counter(ri);
+      return is_counter(ri) || is_cache_event(ri);
   }
 }
 
@@ -115,13 +115,17 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
         return fail("a data structure cannot restrict %s: only cache events have addresses",
                     MRI_Runtime_Information_Name(*ri));
       if (!variables->data_structure) return fail("data structure table has 1 element but a NULL pointer");
-      const MRI_Data_Structure_Spec& d = variables->data_structure[0];
-      return fail("the application registered no data structure \"%s\" (program unit: file %d, line %d); "
-                  "data-structure monitoring needs the cache-simulator backend, which this version does not have yet",
-                  d.name ? d.name : "(null)", d.id.file_ID, d.id.line_NR);
+      out.data_index = data_structure_index(variables->data_structure[0]);
+      if (out.data_index < 0) return MRI_Error;
+      out.data_name = s.data[size_t(out.data_index)].name;
+      out.data_unit = s.data[size_t(out.data_index)].spec.id;
     }
   }
-  if (is_counter(raw(*ri))) {
+  // Cache events of an application with the cache simulator are simulated
+  // (histogram.cpp); data structures and hits need it.
+  if ((is_cache_event(raw(*ri)) || out.data_index >= 0) && check_cache_request(out, out.data_index >= 0) != MRI_OK)
+    return MRI_Error;
+  if (!out.simulated && is_counter(raw(*ri))) {
     out.event = event_of(raw(*ri));
     if (out.event.size() >= proto::kEventNameBytes)
       return fail("event name \"%s\" is longer than the monitor takes (%u characters)", out.event.c_str(),
@@ -277,6 +281,15 @@ MRI_Application_Status current_status() {
 
 int place_request(Request& r) {
   if (!s.loaded || !s.view.base) return fail("no application loaded");
+  if (r.simulated || !r.data_name.empty()) {  // a rerun: the table and the backend are the new run's
+    if (!application_has_cache_simulator())
+      return fail("this run of the application is not built with the cache-simulator backend");
+    if (!r.data_name.empty()) {
+      const MRI_Data_Structure_Spec spec{r.data_unit, r.data_name.c_str()};
+      r.data_index = data_structure_index(spec);
+      if (r.data_index < 0) return MRI_Error;
+    }
+  }
   for (const auto& spec : r.regions)
     if (region_index(spec) < 0)
       return fail("the application has no %s", describe_region(spec).c_str());
@@ -288,6 +301,16 @@ int place_request(Request& r) {
     }
   if (slot < 0) return fail("too many requests: at most %u at a time; delete some first", s.view.g.max_requests);
   int slice = -1;
+  int histogram = -1;  // histogram slot (simulated cache events)
+  if (r.kind == MRI_HISTOGRAM_REQUEST) {
+    for (size_t i = 0; i < s.histogram_busy.size(); ++i)
+      if (!s.histogram_busy[i]) {
+        histogram = int(i);
+        break;
+      }
+    if (histogram < 0)
+      return fail("too many histogram requests: at most %u at a time; delete one first", proto::kMaxHistograms);
+  }
   if (r.kind == MRI_PROFILE_REQUEST) {
     for (size_t i = 0; i < s.slice_busy.size(); ++i)
       if (!s.slice_busy[i]) {
@@ -309,10 +332,19 @@ int place_request(Request& r) {
       bits[i / 64] |= 1ull << (i % 64);
     }
   }
-  rec->kind = r.kind == MRI_PROFILE_REQUEST ? uint32_t(proto::RequestKind::kProfile)
-              : r.kind == MRI_TRACE_REQUEST ? uint32_t(proto::RequestKind::kTrace)
-                                            : uint32_t(proto::RequestKind::kAggregate);
-  rec->metric = !r.event.empty()                ? uint32_t(proto::Metric::kCounter)
+  rec->kind = r.kind == MRI_PROFILE_REQUEST     ? uint32_t(proto::RequestKind::kProfile)
+              : r.kind == MRI_TRACE_REQUEST   ? uint32_t(proto::RequestKind::kTrace)
+              : r.kind == MRI_HISTOGRAM_REQUEST ? uint32_t(proto::RequestKind::kHistogram)
+                                              : uint32_t(proto::RequestKind::kAggregate);
+  if (r.simulated) {
+    proto::CacheRequestRecord* c = s.view.cache_request(uint32_t(slot));
+    c->event = r.cache_event;
+    c->data_index = r.data_index < 0 ? 0 : uint32_t(r.data_index) + 1;
+    c->bins = r.kind == MRI_HISTOGRAM_REQUEST ? uint32_t(r.bins) : 0;
+    c->histogram = histogram < 0 ? 0 : uint32_t(histogram);
+  }
+  rec->metric = r.simulated                     ? uint32_t(proto::Metric::kCacheEvent)
+                : !r.event.empty()              ? uint32_t(proto::Metric::kCounter)
                 : r.ri == MRI_NUMBER_OF_INSTANCES ? uint32_t(proto::Metric::kInstances)
                 : r.ri == MRI_REGION_EVENT        ? uint32_t(proto::Metric::kRegionEvent)
                                                   : uint32_t(proto::Metric::kExecutionTime);
@@ -339,8 +371,10 @@ int place_request(Request& r) {
   sync::store(rec->state, uint32_t(proto::RequestState::kActive));
   s.slot_busy[slot] = 1;
   if (slice >= 0) s.slice_busy[slice] = 1;
+  if (histogram >= 0) s.histogram_busy[histogram] = 1;
   r.slot = slot;
   r.slice = slice;
+  r.histogram = histogram;
   if (r.kind == MRI_TRACE_REQUEST) trace_start_collector();
   return MRI_OK;
 }
@@ -350,9 +384,11 @@ void unplace_request(Request& r) {
     sync::store(s.view.request(uint32_t(r.slot))->state, uint32_t(proto::RequestState::kFree));
     s.slot_busy[r.slot] = 0;
     if (r.slice >= 0) s.slice_busy[r.slice] = 0;
+    if (r.histogram >= 0) s.histogram_busy[r.histogram] = 0;
   }
   r.slot = -1;
   r.slice = -1;
+  r.histogram = -1;
 }
 
 bool read_thread_consistent(uint32_t thread, const std::function<void()>& copy) {
@@ -380,7 +416,7 @@ std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec 
   } else if (ri == MRI_NUMBER_OF_INSTANCES) {
     out.push_back({MRI_SUM, MRI_PER_THREAD});
     for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG}) out.push_back({op, MRI_PER_PROCESS});
-  } else if (is_counter(ri)) {
+  } else if (is_counter(ri) || is_cache_event(ri)) {
     // Counts aggregate like time.
     for (auto target : {MRI_PER_THREAD, MRI_PER_PROCESS})
       for (auto op : {MRI_SUM, MRI_MIN, MRI_MAX, MRI_AVG, MRI_COUNT}) out.push_back({op, target});
@@ -392,7 +428,7 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
                                                   const std::vector<ThreadSlot>& slots, int process_id,
                                                   double ns_per_tick) {
   const bool instances = ri == MRI_NUMBER_OF_INSTANCES;
-  const double scale = instances || is_counter(ri) ? 1.0 : ns_per_tick;  // ticks -> ns; counts stay counts
+  const double scale = instances || is_counter(ri) || is_cache_event(ri) ? 1.0 : ns_per_tick;  // ticks -> ns; counts stay counts
   // The raw and the compensated values reduce alike; `comp` picks the set.
   auto sum_of = [](const proto::AggregateSlot& sl, bool comp) { return comp ? sl.comp_sum : sl.sum; };
   auto min_of = [](const proto::AggregateSlot& sl, bool comp) { return ~(comp ? sl.not_comp_min : sl.not_min); };
@@ -493,6 +529,8 @@ int MRI_Init(void) {
   s.initialized = true;
   s.next_id = 1;
   s.rotation = false;
+  s.cache_config.clear();
+  s.cache_config_set = false;
   s.iteration = 0;
   clear_error();
   return MRI_OK;
@@ -767,9 +805,24 @@ MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec* ri, MRI_Regio
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!histogram_elements_nr) return fail("histogram_elements_nr is NULL");
-  if (*histogram_elements_nr <= 0) return fail("histogram needs at least one bin (got %d)", *histogram_elements_nr);
-  (void)ri; (void)regions; (void)ao; (void)variables;
-  return fail("histogram requests are not yet available: they need the cache-simulator backend, which this version does not have");
+  const int bins = *histogram_elements_nr;
+  if (bins < 1 || bins > int(proto::kMaxHistogramBins))
+    return fail("a histogram has 1 to %u bins (got %d)", proto::kMaxHistogramBins, bins);
+  Request r;
+  r.kind = MRI_HISTOGRAM_REQUEST;
+  r.bins = bins;
+  if (ri && s.initialized && !is_cache_event(raw(*ri)) && ri_known(raw(*ri)))
+    return fail("a histogram distributes cache events over addresses; %s has no address (use a cache event such as "
+                "LC1_DATA_READ_MISS)", MRI_Runtime_Information_Name(*ri));
+  if (check_common(ri, regions, ao, variables, false, r) != MRI_OK) return MRI_Error;
+  for (const auto& a : r.active_objects)
+    if (a.type != MRI_THREAD && a.type != MRI_PROCESS) return fail("histogram active objects must be threads or the process");
+  // The bins must fit the bytes they cover (the layout is fixed by the
+  // application when it applies the request; checked here for a clear error).
+  if (r.data_index >= 0 && uint64_t(bins) > s.data[size_t(r.data_index)].record.bytes)
+    return fail("%d bins over data structure \"%s\" of %llu bytes: at most one bin per byte", bins,
+                s.data[size_t(r.data_index)].name.c_str(), (unsigned long long)s.data[size_t(r.data_index)].record.bytes);
+  return add_request(std::move(r));
 }
 
 MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions,
@@ -919,6 +972,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   }
   const bool active = ack.applied_generation == r.generation && ack.status == 0;
   const uint32_t nthreads = thread_rows(s.view);
+  if (r.kind == MRI_HISTOGRAM_REQUEST) return histogram_results(r, active, results);
 
   if (r.kind == MRI_AGGREGATE_REQUEST) {
     std::vector<ThreadSlot> slots;

@@ -36,7 +36,16 @@ constexpr RiDescription kRuntimeInformation[] = {
     {MRI_LC3_DATA_WRITE_MISS, "LC3_DATA_WRITE_MISS", "level 3 data cache write misses", "papi", 1},
     {MRI_TOTAL_CYCLES, "TOTAL_CYCLES", "processor cycles", "papi", 1},
     {MRI_TOTAL_INSTRUCTIONS, "TOTAL_INSTRUCTIONS", "instructions completed", "papi", 1},
+    {MRI_LC1_DATA_READ_HIT, "LC1_DATA_READ_HIT", "level 1 data cache read hits", "simulator", 0},
+    {MRI_LC1_DATA_WRITE_HIT, "LC1_DATA_WRITE_HIT", "level 1 data cache write hits", "simulator", 0},
+    {MRI_LC2_DATA_READ_HIT, "LC2_DATA_READ_HIT", "level 2 data cache read hits", "simulator", 0},
+    {MRI_LC2_DATA_WRITE_HIT, "LC2_DATA_WRITE_HIT", "level 2 data cache write hits", "simulator", 0},
+    {MRI_LC3_DATA_READ_HIT, "LC3_DATA_READ_HIT", "level 3 data cache read hits", "simulator", 0},
+    {MRI_LC3_DATA_WRITE_HIT, "LC3_DATA_WRITE_HIT", "level 3 data cache write hits", "simulator", 0},
 };
+
+// Simulated cache events: aggregates and histograms.
+constexpr int kSimulatedRequestKinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_HISTOGRAM_REQUEST);
 
 constexpr int kCounterRequestKinds =
     (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST);
@@ -129,6 +138,22 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
       i.available = 1;
       i.reason = "";
       i.request_kinds = 1 << MRI_TRACE_REQUEST;
+    } else if (is_cache_event(d.ri) && application_has_cache_simulator()) {
+      // The loaded application simulates its caches: every cache event
+      // comes from the simulator (backends/cachesim).
+      i.available = 1;
+      i.reason = "";
+      i.backend = "simulator";
+      i.needs_counter = 0;
+      i.description = s.ri_strings.emplace_back(std::string(d.description) + " (simulated)").c_str();
+      i.request_kinds = kSimulatedRequestKinds;
+    } else if (is_cache_event(d.ri) && event_of(d.ri).empty()) {
+      i.available = 0;
+      i.reason = s.loaded ? "only the cache simulator counts it, and the loaded application is not built with the "
+                            "cache-simulator backend"
+                          : "only the cache simulator counts it: load an application built with the "
+                            "cache-simulator backend";
+      i.request_kinds = kSimulatedRequestKinds;
     } else {
       const std::string event = event_of(d.ri);
       std::string why;

@@ -45,6 +45,14 @@ struct Request {
   std::string event;  // counter runtime information: the PAPI event; "" otherwise
   bool callpath = false;  // MRI_Callpath_Profile_Request
   bool compensate = true;  // MRI_Set_Compensation
+  // Simulated cache events (histogram.cpp).
+  bool simulated = false;   // measured by the application's cache simulator
+  uint32_t cache_event = 0; // proto::CacheRequestRecord::event
+  int data_index = -1;      // into Session::data, -1: none
+  std::string data_name;    // the data structure as the tool named it (resolved again at a reload)
+  MRI_Region_ID data_unit{};
+  int bins = 0;             // histogram: requested bins
+  int histogram = -1;       // histogram slot in this run
 
   // Placement in the current segment.
   int slot = -1;
@@ -63,6 +71,15 @@ struct Request {
   MRI_Histogram_Profile_Results prof_result{};
   std::vector<MRI_Callpath_Element> callpath_elements;
   MRI_Callpath_Profile_Results callpath_result{};
+  std::vector<MRI_Histogram_Bin> hist_bins;
+  std::vector<MRI_Data_Structure_Spec> hist_specs;  // the bins' data-structure tables point here
+  MRI_Histogram_Request_Results hist_result{};
+};
+
+struct DataEntry {
+  proto::DataRecord record;
+  std::string name;
+  MRI_Data_Structure_Spec spec;  // spec.name points into `name`
 };
 
 struct RegionEntry {
@@ -110,6 +127,14 @@ struct Session {
   std::vector<MRI_Aggregation_Spec> agg_table;
   std::vector<MRI_Active_Object_Spec> ao_table;
   std::vector<MRI_Region_Spec> region_table;
+
+  // Data structures the application registered (deque: specs handed out
+  // point at names that must stay put), and the cache simulator.
+  std::deque<DataEntry> data;
+  std::vector<MRI_Data_Structure_Spec> data_table;
+  std::string cache_config;     // MRI_Set_Cache_Configuration
+  bool cache_config_set = false;
+  std::vector<uint8_t> histogram_busy;  // histogram slots in use
 };
 
 extern Session s;
@@ -174,6 +199,17 @@ void trace_start_collector();            // needs mu; no-op when running
 bool trace_await_end(int timeout_ms);    // without mu
 void trace_stop_collector();             // without mu; before the segment goes away
 bool trace_in_callback();                // the calling thread runs the trace call-back
+
+// Data structures and simulated cache events (histogram.cpp); need mu.
+int refresh_data_structures();  // reads what the application registered since the last call
+int data_structure_index(const MRI_Data_Structure_Spec& spec);  // into s.data, or -1 with the error set
+bool application_has_cache_simulator();
+bool is_cache_event(int ri);  // MRI_LCn_DATA_{READ,WRITE}_{MISS,HIT}
+uint32_t cache_event_code(int ri);  // proto::CacheRequestRecord::event
+// Decides how a request for `ri` is measured; MRI_OK or MRI_Error (reason set).
+int check_cache_request(Request& r, bool has_data_structure);
+int cache_configuration_for_load(std::string& text);  // the text the next load gives the application
+int histogram_results(Request& r, bool active, void** results);
 
 // Puts a request's record into the current segment (needs mu held).
 int place_request(Request& r);

@@ -46,6 +46,13 @@ inline constexpr uint32_t kHardMaxTraceRecords = 1u << 24;  // per thread ring
 inline constexpr uint32_t kMaxTraceRequests = 8;            // trace requests active at once
 inline constexpr uint32_t kHardMaxEdges = 1u << 16;         // callpath edges per (slice, thread)
 inline constexpr uint32_t kThreadMaskWords = kHardMaxThreads / 64;
+// Data structures and simulated cache events (version 7). Fixed sizes, not
+// part of the Geometry (which has no spare word): the areas are small, and
+// shared pages are backed only once touched.
+inline constexpr uint32_t kMaxDataStructures = 1024;  // records in the data-structure table
+inline constexpr uint32_t kMaxHistograms = 8;         // histogram requests in place at once
+inline constexpr uint32_t kMaxHistogramBins = 1024;   // bins of one histogram
+inline constexpr uint32_t kCacheConfigBytes = 1024;   // simulator configuration text, NUL included
 
 inline constexpr uint32_t kMessageBytes = 256;
 inline constexpr uint32_t kEventNameBytes = 64;  // PAPI event name of a counter request
@@ -83,7 +90,9 @@ enum class RequestKind : uint32_t { kAggregate = 0, kHistogram = 1, kTrace = 2, 
 // Runtime information the application measures. Mirrors the values of
 // MRI_Runtime_Information_Spec that the MCC implements.
 // kRegionEvent: trace requests only (a record at every enter and exit).
-enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1, kCounter = 2, kRegionEvent = 3 };
+// kCacheEvent: an event of the simulated cache hierarchy (version 7); the
+// event, data structure and bins are in the request's CacheRequestRecord.
+enum class Metric : uint32_t { kExecutionTime = 0, kInstances = 1, kCounter = 2, kRegionEvent = 3, kCacheEvent = 4 };
 
 // Capacities, chosen by the tool before the application starts.
 struct Geometry {
@@ -139,7 +148,13 @@ struct alignas(kCacheLine) AppControl {
   // it waits for the tool to make room, or has records left at the end.
   uint32_t trace_signal;
   uint64_t trace_epoch;        // ticks at attach: trace timestamps count from here
-  uint32_t reserved[10];
+  // Version 7. data_count: DataRecords published (release-stored after the
+  // record is complete; records never change afterwards). cache_backend: 1
+  // when the application is linked with the cache-simulator backend
+  // (backends/cachesim), so simulated cache events can be requested.
+  uint32_t data_count;
+  uint32_t cache_backend;
+  uint32_t reserved[8];
   char refuse_reason[kMessageBytes];  // AppState::kRefused: why
   char last_error[kMessageBytes];     // latest problem the MCC noticed
 };
@@ -347,6 +362,44 @@ struct ProfileSlot {
 };
 static_assert(sizeof(ProfileSlot) == 64);
 
+// A data structure the application registered (Monitor_Register_Data),
+// written once by the application before data_count covers it. Its
+// program unit is (file_id, line): the file of the registration and the
+// first line of the declaring region, or 0 for file scope.
+struct DataRecord {
+  uint64_t address;
+  uint64_t bytes;  // > 0
+  uint32_t name_offset;  // into the string pool
+  uint32_t name_len;
+  uint32_t file_id;
+  int32_t line;
+};
+static_assert(sizeof(DataRecord) == 32);
+
+// Tool-written, one per request slot; read for Metric::kCacheEvent only.
+struct CacheRequestRecord {
+  uint32_t event;       // simulated event: level (0 = L1) * 8 + kind (0 read hit, 1 read miss, 2 write hit, 3 write miss)
+  uint32_t data_index;  // 1 + index into the data-structure table; 0: none (aggregate: every address; histogram: every data structure)
+  uint32_t bins;        // kHistogram: 1..kMaxHistogramBins
+  uint32_t histogram;   // kHistogram: its histogram slot, 0..kMaxHistograms-1
+};
+static_assert(sizeof(CacheRequestRecord) == 16);
+
+// Application-written, one per histogram slot: the layout the MCC applied.
+// The bins cover the data structures [data_index - 1] (or the first
+// `data_structures` records of the table when data_index is 0) packed one
+// after the other in address order, bin_bytes each (mri_histogram.h).
+struct alignas(kCacheLine) HistogramHead {
+  uint32_t applied_generation;  // request generation this layout belongs to (0: none yet)
+  uint32_t data_index;          // as in the request
+  uint32_t data_structures;     // records of the table the layout covers
+  uint32_t bins;                // bins in use (<= requested)
+  uint64_t bin_bytes;
+  uint64_t total_bytes;
+  uint32_t reserved[8];
+};
+static_assert(sizeof(HistogramHead) == kCacheLine);
+
 // Byte offsets of each area from the segment start. A pure function of the
 // geometry, computed identically on both sides.
 struct Layout {
@@ -364,6 +417,13 @@ struct Layout {
   uint64_t trace_heads;  // [thread] TraceRingHead
   uint64_t trace_tails;  // [thread] TraceRingTail (tool-written)
   uint64_t trace_rings;  // [thread][trace_records] TraceRecord
+  // Version 7: data structures and the cache simulator.
+  uint64_t data_records;     // [kMaxDataStructures] DataRecord (application-written)
+  uint64_t cache_requests;   // [max_requests] CacheRequestRecord (tool-written)
+  uint64_t cache_config;     // char[kCacheConfigBytes]: the tool's simulator configuration ("" = the machine's)
+  uint64_t cache_info;       // char[kCacheConfigBytes]: the configuration the application simulates
+  uint64_t histogram_heads;  // [kMaxHistograms] HistogramHead (application-written)
+  uint64_t histograms;       // [kMaxHistograms][thread][kMaxHistogramBins] uint64_t event counts
   uint64_t total;
 };
 
@@ -403,6 +463,13 @@ constexpr Layout compute_layout(const Geometry& g) {
   l.trace_tails = take(uint64_t{g.max_threads} * sizeof(TraceRingTail));
   at = align_up(at, 4096);
   l.trace_rings = take(uint64_t{g.max_threads} * g.trace_records * sizeof(TraceRecord));
+  l.data_records = take(uint64_t{kMaxDataStructures} * sizeof(DataRecord));
+  l.cache_requests = take(uint64_t{g.max_requests} * sizeof(CacheRequestRecord));
+  l.cache_config = take(kCacheConfigBytes);
+  l.cache_info = take(kCacheConfigBytes);
+  l.histogram_heads = take(uint64_t{kMaxHistograms} * sizeof(HistogramHead));
+  at = align_up(at, 4096);
+  l.histograms = take(uint64_t{kMaxHistograms} * g.max_threads * kMaxHistogramBins * sizeof(uint64_t));
   l.total = align_up(at, 4096);
   return l;
 }
@@ -478,6 +545,21 @@ struct View {
   }
   TraceRecord* trace_ring(uint32_t thread) const {
     return reinterpret_cast<TraceRecord*>(base + l.trace_rings) + uint64_t{thread} * g.trace_records;
+  }
+  DataRecord* data_record(uint32_t i) const { return reinterpret_cast<DataRecord*>(base + l.data_records) + i; }
+  CacheRequestRecord* cache_request(uint32_t request) const {
+    return reinterpret_cast<CacheRequestRecord*>(base + l.cache_requests) + request;
+  }
+  char* cache_config() const { return reinterpret_cast<char*>(base + l.cache_config); }
+  char* cache_info() const { return reinterpret_cast<char*>(base + l.cache_info); }
+  HistogramHead* histogram_head(uint32_t slot) const {
+    return reinterpret_cast<HistogramHead*>(base + l.histogram_heads) + slot;
+  }
+  // Thread `thread`'s bins of histogram slot `slot`, under the thread's
+  // sequence word (AggregateRowHead) like its other results.
+  uint64_t* histogram_row(uint32_t slot, uint32_t thread) const {
+    return reinterpret_cast<uint64_t*>(base + l.histograms) +
+           (uint64_t{slot} * g.max_threads + thread) * kMaxHistogramBins;
   }
   ProfileSlot* profile_row(uint32_t slice, uint32_t thread) const {
     return reinterpret_cast<ProfileSlot*>(base + l.profiles) +

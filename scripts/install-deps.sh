@@ -17,6 +17,7 @@ packages=(
   libopen-trace-format2-dev          # OTF2 trace writer (tools/exporters; optional, MRI_USE_OTF2)
   otf2-tools                         # otf2-print: the exporter tests read OTF2 archives back with it
   valgrind                           # callgrind_annotate (exporter tests); cachegrind and lackey (simulator test)
+  clang                              # cache-simulator instrumentation (backends/cachesim: SanitizerCoverage loads/stores)
   "$@"
 )
 

@@ -61,6 +61,7 @@ struct HierarchyConfig {
 };
 
 inline constexpr uint32_t kMaxLevels = 8;
+inline constexpr uint32_t kMaxDefaultWays = 32;  // default_config(): associativity cap
 inline constexpr uint32_t kMaxCores = 1024;
 
 // Checks a configuration. Returns "" when it is usable, else one message that
@@ -91,9 +92,12 @@ std::string format_config(const HierarchyConfig& config);
 // The data/unified caches of this machine: from hwloc when the library was
 // built with it (MRI_SIM_HAVE_HWLOC), else from sysconf(_SC_LEVEL1_DCACHE_*),
 // else the fallback "L1:32K,8,64;L2:1M,16,64;L3:8M,16,64,shared". cores is
-// the number of hardware threads. A set count that is not a power of two
-// (e.g. a 480 MiB 16-way cache) is folded into the associativity so that the
-// size stays exact. `source`, when given, receives where the values came
+// the number of hardware threads. Each level gets a power-of-two number of
+// sets and at most 32 ways (kMaxDefaultWays): the sets are the largest power
+// of two that the size allows at the reported associativity, and the ways
+// are then what fills the size, up to 32 (a 480 MiB 16-way cache becomes
+// 2^18 sets x 30 ways, still 480 MiB; a size that cannot be matched is
+// rounded down). `source`, when given, receives where the values came
 // from ("hwloc", "sysconf" or "fallback"). Never fails; thread-safe.
 HierarchyConfig default_config(std::string* source = nullptr);
 
@@ -165,6 +169,13 @@ struct MonitorSpec {
   // Equal-width bins of ceil((end - begin) / bins) bytes; the last may be
   // shorter. Must be 1 for a whole-address-space monitor.
   uint32_t bins = 1;
+  // Explicit bin geometry (0: derived from bins as above). With bin_bytes
+  // set, byte begin + k lies in bin (bin_phase + k) / bin_bytes, so a range
+  // can start part-way into its first bin (a histogram over several packed
+  // ranges, protocol/mri_histogram.h); bins must then be exactly
+  // (bin_phase + size - 1) / bin_bytes + 1, and bin_phase < bin_bytes.
+  uint64_t bin_bytes = 0;
+  uint64_t bin_phase = 0;
   std::vector<Event> events;  // at least one; duplicates are ignored
   int32_t core = -1;          // count only this core's references; -1 = all
   bool enabled = true;
@@ -220,6 +231,11 @@ class Hierarchy {
   bool set_monitor_enabled(int id, bool enabled);
   bool reset_monitor(int id);
   bool monitor_result(int id, MonitorResult* out) const;
+  // Without allocation (for callers on a monitored program's path): copies
+  // up to n per-event totals, or up to n bin counts of event `event_index`,
+  // into out. Return false for an unknown id or event index.
+  bool monitor_totals(int id, uint64_t* out, size_t n) const;
+  bool monitor_bin_counts(int id, size_t event_index, uint64_t* out, size_t n) const;
 
   const HierarchyConfig& config() const;
   uint32_t cores() const;

@@ -2,6 +2,7 @@
 // then sysconf, then a documented fallback.
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 
 #include "cachesim.h"
@@ -14,23 +15,27 @@ namespace mri::sim {
 
 namespace {
 
-// Makes a cache description from the machine usable by the simulator:
-// unknown associativity becomes 8 ways, full associativity one set, the size
-// is rounded down to whole sets, and a set count that is not a power of two
-// (2^k * m, m odd: e.g. 480 MiB / (64 B x 16 ways) = 2^15 x 15) has its odd
-// factor moved into the associativity (here 240 ways, 2^15 sets), which
-// keeps the capacity exact and the set index a bit mask.
+// Makes a cache description from the machine usable by the simulator: a
+// power-of-two number of sets (the set index is a bit mask) and at most
+// kMaxDefaultWays ways (each access scans up to `ways` tags, and a set of
+// hundreds of ways makes every L3 lookup slow without changing the
+// results of programs that fit). Unknown associativity becomes 8 ways, full
+// associativity as many ways as allowed. The sets are the largest power of
+// two at the reported associativity; the ways are then whatever fills the
+// size, up to the cap. E.g. 480 MiB, 16-way, 64-byte lines (491520 sets):
+// 2^18 sets x 30 ways = 480 MiB exactly; a 36 MiB 12-way L3: 2^15 sets x
+// 18 ways, exact too. A size that no power-of-two x (<= 32) split matches
+// is rounded down (at most by half).
 bool normalise(uint64_t size, long ways, uint64_t line, LevelConfig* out) {
   if (size == 0 || line == 0 || !std::has_single_bit(line) || line < 8 || line > 4096) return false;
   if (ways < 0) ways = long(size / line);  // fully associative
   if (ways == 0) ways = 8;                 // unknown
-  uint64_t sets = size / (line * uint64_t(ways));
-  if (sets == 0) return false;
-  const int low_zeros = std::countr_zero(sets);
-  const uint64_t odd = sets >> low_zeros;
-  const uint64_t new_ways = uint64_t(ways) * odd;
-  if (new_ways > 65536) return false;
-  out->size_bytes = sets * line * uint64_t(ways);
+  const uint64_t start_ways = std::min<uint64_t>(uint64_t(ways), kMaxDefaultWays);
+  const uint64_t raw_sets = size / (line * start_ways);
+  if (raw_sets == 0) return false;
+  const uint64_t sets = std::bit_floor(raw_sets);
+  const uint64_t new_ways = std::min<uint64_t>(size / (line * sets), kMaxDefaultWays);
+  out->size_bytes = sets * line * new_ways;
   out->ways = uint32_t(new_ways);
   out->line_bytes = uint32_t(line);
   return true;

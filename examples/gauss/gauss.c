@@ -10,6 +10,9 @@
  * Prints "gauss: n=N repeats=R residual=..." and exits 0 when the residual
  * max|Ax - b| is below 1e-6, 1 otherwise, 2 on a bad command line.
  *
+ * Data structures (MONITOR_DATA, file scope): A (the n x n block in use),
+ * b and x.
+ *
  * Monitored regions:
  *   main               PROGRAM   the whole run
  *   init_matrix        ROUTINE   fills A and b
@@ -233,13 +236,22 @@ static int parse_options(int argc, char **argv, int *n, int *repeats)
 int main(int argc, char **argv)
 {
     MONITOR_REGION(main_region, MRI_REGION_PROGRAM, "main");
-    MONITOR_ENTER(main_region);
 
     int n = DEFAULT_N;
     int repeats = 1;
     int status = parse_options(argc, argv, &n, &repeats);
+    if (status != OPTIONS_OK)
+        return status;
 
-    if (status == OPTIONS_OK) {
+    /* The data structures, registered before the first monitored event so
+     * that a tool sees them at load time: the n x n block of A in use (not
+     * the whole MAX_N x MAX_N array), b and x. */
+    MONITOR_DATA(A, (size_t)n * n * sizeof A[0]);
+    MONITOR_DATA(b, (size_t)n * sizeof b[0]);
+    MONITOR_DATA(x, (size_t)n * sizeof x[0]);
+
+    MONITOR_ENTER(main_region);
+    {
         /* Every repeat starts again from the original system, because
          * elimination works in place. */
         for (int r = 0; r < repeats; r++) {

@@ -139,6 +139,11 @@ TEST(Config, DefaultHierarchyIsSane) {
   EXPECT_EQ(mri::sim::validate_config(c), "") << mri::sim::format_config(c);
   ASSERT_GE(c.levels.size(), 1u);
   EXPECT_GE(c.cores, 1u);
+  for (size_t i = 0; i < c.levels.size(); ++i) {
+    // Power-of-two sets (validate_config checks) and a bounded associativity.
+    EXPECT_LE(c.levels[i].ways, mri::sim::kMaxDefaultWays) << "level " << i + 1;
+    EXPECT_GE(c.levels[i].ways, 1u) << "level " << i + 1;
+  }
   for (size_t i = 1; i < c.levels.size(); ++i) {
     EXPECT_GT(c.levels[i].size_bytes, c.levels[i - 1].size_bytes) << "level " << i + 1;
     EXPECT_GE(c.levels[i].line_bytes, c.levels[i - 1].line_bytes) << "level " << i + 1;

@@ -182,6 +182,80 @@ TEST(Monitors, StraddlingAccessSplitsAcrossBins) {
   EXPECT_EQ(r.count(1, 0), 1u);
 }
 
+// A range that starts part-way into its first bin (histogram pieces packed
+// after another data structure): byte begin + k is in bin (phase + k) / width.
+TEST(Monitors, BinPhaseShiftsTheBins) {
+  auto h = make("L1:4K,4,64;L2:64K,8,64");
+  MonitorSpec spec;
+  spec.begin = kBegin;  // 16 lines
+  spec.end = kEnd;
+  spec.bin_bytes = 384;  // 6 lines
+  spec.bin_phase = 128;  // the range starts 2 lines into bin 0
+  spec.bins = 3;         // lines 0-3 | 4-9 | 10-15
+  spec.events = {{0, EventKind::kReadMiss}};
+  std::string error;
+  const int id = h->add_monitor(spec, &error);
+  ASSERT_GE(id, 0) << error;
+  sweep(*h);
+  const MonitorResult r = result(*h, id);
+  EXPECT_EQ(r.bin_bytes, 384u);
+  EXPECT_EQ(r.count(0, 0), 4u);
+  EXPECT_EQ(r.count(1, 0), 6u);
+  EXPECT_EQ(r.count(2, 0), 6u);
+  uint64_t bins[3] = {0, 0, 0}, total = 0;
+  ASSERT_TRUE(h->monitor_bin_counts(id, 0, bins, 3));
+  ASSERT_TRUE(h->monitor_totals(id, &total, 1));
+  EXPECT_EQ(bins[0], 4u);
+  EXPECT_EQ(bins[2], 6u);
+  EXPECT_EQ(total, 16u);
+  EXPECT_FALSE(h->monitor_bin_counts(id, 1, bins, 3));  // one event only
+  EXPECT_FALSE(h->monitor_totals(id + 1, &total, 1));
+
+  spec.bins = 4;  // does not match the geometry
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "bins (4) must be 3 for this range, bin_bytes and bin_phase");
+  spec.bins = 3;
+  spec.bin_phase = 384;
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "bin_phase must be below bin_bytes");
+}
+
+// A monitor that counts no L1 hits lets the inline path take its range's
+// L1 hits (they produce no event it counts): its miss counts must equal
+// those of the same range with hits counted too, and of no monitor at all.
+TEST(Monitors, MissOnlyMonitorCountsLikeOneWithHits) {
+  std::vector<mri::sim::Access> stream;
+  uint64_t x = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const uint64_t addr = 0x20000 + (x >> 33) % 0x8000;  // 32 KiB: half of it monitored
+    stream.push_back({addr & ~7ull, 8, (x >> 20) % 3 == 0 ? mri::sim::kWrite : mri::sim::kRead});
+  }
+  auto run = [&](bool with_hits) {
+    auto h = make("L1:4K,4,64;L2:64K,8,64");
+    MonitorSpec spec;
+    spec.begin = 0x20000;
+    spec.end = 0x24000;
+    spec.bins = 4;
+    spec.events = {{0, EventKind::kReadMiss}, {0, EventKind::kWriteMiss}, {1, EventKind::kReadMiss}};
+    if (with_hits) spec.events.push_back({0, EventKind::kReadHit});
+    std::string error;
+    const int id = h->add_monitor(spec, &error);
+    EXPECT_GE(id, 0) << error;
+    h->simulate(0, stream.data(), stream.size());
+    MonitorResult r = result(*h, id);
+    std::vector<uint64_t> misses;
+    for (size_t e = 0; e < r.events.size(); ++e)
+      if (r.events[e].kind != EventKind::kReadHit)
+        for (uint32_t b = 0; b < 4; ++b) misses.push_back(r.count(b, e));
+    misses.push_back(h->counters(0, 0).read_misses);
+    return misses;
+  };
+  const auto without = run(false), with = run(true);
+  EXPECT_EQ(without, with);
+  EXPECT_GT(without[0], 0u);
+}
+
 TEST(Monitors, RejectsBadSpecs) {
   auto h = make("L1:4K,4,64;L2:64K,8,64;cores=2");
   std::string error;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "mri_histogram.h"
 #include "mri_protocol.h"
 
 using namespace mri::proto;
@@ -92,7 +93,14 @@ TEST(Protocol, ViewRowsStayInsideTheirAreas) {
   EXPECT_EQ(off(v.profile_row(1, 7) + 99) + sizeof(ProfileSlot), l.profiles + 2 * 8 * 100 * sizeof(ProfileSlot));
   EXPECT_EQ(off(v.request_bitmap(15)) + bitmap_words(g) * 8, l.request_bitmaps + 16 * bitmap_words(g) * 8);
   EXPECT_EQ(off(v.trace_ring(7) + 2048), l.trace_rings + 8 * 2048 * sizeof(TraceRecord));
-  EXPECT_EQ(off(v.trace_ring(7) + 2048), l.total);  // the rings come last and end the segment
+  // Version 7 areas follow the rings; the histogram rows end the segment.
+  EXPECT_LE(off(v.trace_ring(7) + 2048), l.data_records);
+  EXPECT_EQ(off(v.data_record(kMaxDataStructures)), l.cache_requests);
+  EXPECT_EQ(off(v.cache_request(16)), l.cache_config);
+  EXPECT_EQ(off(v.cache_info() + kCacheConfigBytes), l.histogram_heads);
+  EXPECT_LE(off(v.histogram_head(kMaxHistograms)), l.histograms);
+  EXPECT_EQ(l.histograms % 4096, 0u);
+  EXPECT_EQ(off(v.histogram_row(kMaxHistograms - 1, 7) + kMaxHistogramBins), l.total);
   EXPECT_EQ(off(v.trace_tail(7) + 1), l.trace_tails + 8 * sizeof(TraceRingTail));
   EXPECT_EQ(l.trace_rings % 4096, 0u);
   EXPECT_EQ(off(v.edge_row(1, 7) + 64), l.edges + 2 * 8 * 64 * sizeof(EdgeSlot));
@@ -100,3 +108,36 @@ TEST(Protocol, ViewRowsStayInsideTheirAreas) {
 }
 
 }  // namespace
+
+// The histogram layout both sides compute (mri_histogram.h): packed data
+// structures in address order, equal bins, pieces with their phase.
+TEST(Protocol, HistogramLayoutPacksDataStructures) {
+  // Registered out of address order: B (100 bytes at 0x1000), A (30 at
+  // 0x100), C (10 at 0x9000).
+  const DataRecord records[] = {{0x1000, 100, 0, 0, 0, 0}, {0x100, 30, 0, 0, 0, 0}, {0x9000, 10, 0, 0, 0, 0}};
+  HistogramLayout l;
+  ASSERT_EQ(histogram_layout(records, 3, 0, 7, l), nullptr);
+  EXPECT_EQ(l.total_bytes, 140u);
+  EXPECT_EQ(l.bin_bytes, 20u);
+  EXPECT_EQ(l.bins, 7u);
+  ASSERT_EQ(l.pieces.size(), 3u);
+  EXPECT_EQ(l.pieces[0].data_index, 1u);  // A first: lowest address
+  EXPECT_EQ(l.pieces[0].bins, 2u);        // packed 0..29: bins 0, 1
+  EXPECT_EQ(l.pieces[1].data_index, 0u);  // B: packed 30..129
+  EXPECT_EQ(l.pieces[1].first_bin, 1u);
+  EXPECT_EQ(l.pieces[1].phase, 10u);
+  EXPECT_EQ(l.pieces[1].bins, 6u);        // bins 1..6
+  EXPECT_EQ(l.pieces[2].first_bin, 6u);   // C: packed 130..139, shares bin 6 with B
+  EXPECT_EQ(l.pieces[2].phase, 10u);
+  EXPECT_EQ(l.pieces[2].bins, 1u);
+  // One data structure; fewer bins used when the rounding leaves some empty.
+  ASSERT_EQ(histogram_layout(records, 3, 3, 7, l), nullptr);
+  EXPECT_EQ(l.bin_bytes, 2u);
+  EXPECT_EQ(l.bins, 5u);
+  EXPECT_STREQ(histogram_layout(records, 3, 3, 11, l), "more bins than bytes to cover");
+  EXPECT_STREQ(histogram_layout(records, 3, 4, 2, l), "data structure index out of range");
+  EXPECT_STREQ(histogram_layout(records, 0, 0, 2, l), "no data structure is registered");
+  EXPECT_STREQ(histogram_layout(records, 3, 0, 0, l), "the number of bins must be 1..1024");
+  const DataRecord wraps[] = {{~0ull - 4, 10, 0, 0, 0, 0}};
+  EXPECT_STREQ(histogram_layout(wraps, 1, 0, 2, l), "a data structure record has a bad address range");
+}

@@ -2,6 +2,7 @@
 //
 //   mri profile [options] -- PROGRAM [ARGS...]   per-region time profile (-o: callgrind file)
 //   mri trace -o FILE [options] -- PROGRAM ...   trace archiver: VTF3 or OTF2
+//   mri hist --metric EV [--data NAME] ... -- PROGRAM   cache events over addresses (CSV, SVG)
 //   mri regions -- PROGRAM [ARGS...]             the program's static information
 //   mri info                                     what this monitor can measure here
 //
@@ -19,6 +20,8 @@
 #include "mri.h"
 #include "mri_export.h"
 
+#include <cerrno>
+#include <cmath>
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -30,6 +33,8 @@ const char* kUsage =
     "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-compensation]\n"
     "                   [-o FILE] -- PROGRAM [ARGS...]\n"
     "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--ring RECORDS] -- PROGRAM [ARGS...]\n"
+    "       mri hist --metric EVENT [--data NAME] [--bins N] [--region NAME]... [--config CACHES]\n"
+    "                [-o FILE.csv] [--plot FILE.svg] -- PROGRAM [ARGS...]\n"
     "       mri regions -- PROGRAM [ARGS...]\n"
     "       mri info\n"
     "       mri --help | --version\n"
@@ -53,6 +58,17 @@ const char* kUsage =
     "          --ring N       records per thread in shared memory (power of two, default\n"
     "                         65536); a smaller ring makes threads wait for the archiver\n"
     "                         more often\n"
+    "hist      histogram of a simulated cache event over the addresses of a data structure\n"
+    "          (paper Figure 2); PROGRAM must be built with the cache-simulator backend\n"
+    "          --metric EVENT L1_DATA_READ_MISS, L2_DATA_WRITE_MISS, L1_DATA_READ_HIT, ...\n"
+    "                         (LCn_DATA_{READ,WRITE}_{MISS,HIT}; the L may also be LC)\n"
+    "          --data NAME    the data structure (default: every registered one, packed)\n"
+    "          --bins N       bins, 1..1024 (default 25)\n"
+    "          --region NAME  count in this region's instances (default: the program\n"
+    "                         region); may be repeated\n"
+    "          --config CACHES  simulated hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64'\n"
+    "                         (default: MRI_CACHESIM_CONFIG, else this machine's caches)\n"
+    "          -o FILE        write the bins as CSV; --plot FILE an SVG bar chart\n"
     "regions   list the regions PROGRAM publishes, then end it\n"
     "info      list the runtime information, aggregations and machine facts\n";
 
@@ -661,6 +677,295 @@ int cmd_info() {
   return 0;
 }
 
+// ------------------------------------------------------------------ hist
+
+// The runtime information of a cache event named L1_DATA_READ_MISS,
+// LC1_DATA_READ_MISS or MRI_LC1_DATA_READ_MISS; false for anything else.
+bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri) {
+  std::string n = name.rfind("MRI_", 0) == 0 ? name.substr(4) : name;
+  if (n.size() > 2 && n[0] == 'L' && std::isdigit(static_cast<unsigned char>(n[1]))) n = "LC" + n.substr(1);
+  static const char* const kEvents[] = {"LC1_DATA_READ_MISS", "LC1_DATA_WRITE_MISS", "LC2_DATA_READ_MISS",
+                                        "LC2_DATA_WRITE_MISS", "LC3_DATA_READ_MISS", "LC3_DATA_WRITE_MISS",
+                                        "LC1_DATA_READ_HIT",  "LC1_DATA_WRITE_HIT",  "LC2_DATA_READ_HIT",
+                                        "LC2_DATA_WRITE_HIT",  "LC3_DATA_READ_HIT",  "LC3_DATA_WRITE_HIT"};
+  for (const char* e : kEvents)
+    if (n == e) return MRI_Runtime_Information_By_Name(e, &ri) == MRI_OK;
+  return false;
+}
+
+std::string hex(unsigned long long v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", v);
+  return text;
+}
+
+std::string bin_names(const MRI_Histogram_Bin& b, const char* separator) {
+  std::string out;
+  for (int k = 0; k < b.data_structures.nr_Elements; ++k)
+    out += (k ? separator : "") + std::string(b.data_structures.data_structure[k].name);
+  return out;
+}
+
+// Writes `text` to `path`; false with a message on any I/O error.
+bool write_file(const std::string& path, const std::string& text, std::string& error) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    error = "cannot create " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int e = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    error = "cannot write " + path + ": " + std::strerror(ok ? errno : e);
+    return false;
+  }
+  return true;
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A step of 1, 2 or 5 times a power of ten that cuts [0, top] into about
+// five intervals.
+double nice_step(double top) {
+  if (top <= 0) return 1;
+  const double raw = top / 5, p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// An SVG bar chart of the bins, written by hand: value axis with ticks and
+// grid lines, bin numbers, and under the bins a bracket per data structure
+// with its name.
+std::string svg_chart(const MRI_Histogram_Request_Results& h, const std::string& title, const std::string& metric,
+                      const std::string& xlabel) {
+  const double W = 900, H = 500, left = 90, right = 30, top = 60, bottom = 130;
+  const double pw = W - left - right, ph = H - top - bottom;
+  unsigned long long maxv = 0;
+  for (int b = 0; b < h.nr_Elements; ++b) maxv = std::max(maxv, h.element[b].value);
+  const double step = nice_step(double(maxv));
+  const double ytop = std::max(step, std::ceil(double(maxv) / step) * step);
+  const int n = std::max(h.nr_Elements, 1);
+  const double bw = pw / n;
+  std::string o;
+  char line[512];
+  auto add = [&](const char* fmt, auto... args) {
+    std::snprintf(line, sizeof line, fmt, args...);
+    o += line;
+  };
+  add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
+  add("<rect width=\"%.0f\" height=\"%.0f\" fill=\"white\"/>\n", W, H);
+  add("<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\">%s</text>\n", W / 2, xml_escape(title).c_str());
+  for (double v = 0; v <= ytop + step / 2; v += step) {  // value axis
+    const double y = top + ph - v / ytop * ph;
+    add("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", left, y, left + pw, y);
+    add("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0f</text>\n", left - 6, y + 4, v);
+  }
+  for (int b = 0; b < h.nr_Elements; ++b) {
+    const double bh = double(h.element[b].value) / ytop * ph, x = left + b * bw;
+    add("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#4a78b5\" stroke=\"white\" stroke-width=\"0.5\">"
+        "<title>bin %d [%s, %s): %llu (%s)</title></rect>\n", x, top + ph - bh, bw, bh, b,
+        hex(h.element[b].address_begin).c_str(), hex(h.element[b].address_end).c_str(), h.element[b].value,
+        xml_escape(bin_names(h.element[b], ", ")).c_str());
+    const int every = n <= 30 ? 1 : (n + 29) / 30;  // at most ~30 bin numbers
+    if (b % every == 0)
+      add("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", x + bw / 2, top + ph + 16, b);
+  }
+  add("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top + ph, left + pw, top + ph);
+  add("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>\n", left, top, left, top + ph);
+  // Data structures: consecutive bins that list the same name share a bracket.
+  std::map<std::string, std::pair<int, int>> span;  // name -> first, last bin
+  for (int b = 0; b < h.nr_Elements; ++b)
+    for (int k = 0; k < h.element[b].data_structures.nr_Elements; ++k) {
+      const std::string name = h.element[b].data_structures.data_structure[k].name;
+      auto it = span.find(name);
+      if (it == span.end()) span[name] = {b, b};
+      else it->second.second = b;
+    }
+  int row = 0;
+  for (const auto& [name, r] : span) {
+    const double x1 = left + r.first * bw + 2, x2 = left + (r.second + 1) * bw - 2;
+    const double y = top + ph + 34 + 18 * (row++ % 3);
+    add("<path d=\"M%.1f %.1f V%.1f H%.1f V%.1f\" fill=\"none\" stroke=\"#444444\"/>\n", x1, y - 6, y, x2, y - 6);
+    add("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (x1 + x2) / 2, y + 13, xml_escape(name).c_str());
+  }
+  add("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", left + pw / 2, H - 18, xml_escape(xlabel).c_str());
+  add("<text x=\"20\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 20 %.1f)\">%s</text>\n", top + ph / 2,
+      top + ph / 2, xml_escape(metric).c_str());
+  o += "</svg>\n";
+  return o;
+}
+
+int cmd_hist(int argc, char** argv) {
+  std::string metric, data, csv, plot, config;
+  bool have_config = false;
+  std::vector<std::string> region_names;
+  int bins = 25;
+  int i = 0;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    auto value = [&](const char* what) {
+      if (i + 1 >= argc) usage_error("%s needs a value", what);
+      return std::string(argv[++i]);
+    };
+    if (a == "--metric") {
+      metric = value("--metric");
+    } else if (a == "--data") {
+      data = value("--data");
+    } else if (a == "--bins") {
+      const std::string v = value("--bins");
+      char* end = nullptr;
+      errno = 0;
+      const long n = std::strtol(v.c_str(), &end, 10);
+      if (errno || end == v.c_str() || *end != '\0' || n < 1 || n > 1024)
+        usage_error("--bins: '%s' is not a bin count in 1..1024", v.c_str());
+      bins = int(n);
+    } else if (a == "--region") {
+      region_names.push_back(value("--region"));
+    } else if (a == "--config") {
+      config = value("--config");
+      have_config = true;
+    } else if (a == "-o" || a == "--output") {
+      csv = value(a.c_str());
+    } else if (a == "--plot") {
+      plot = value("--plot");
+    } else if (a.size() && a[0] == '-') {
+      usage_error("unknown option '%s'", a.c_str());
+    } else {
+      break;
+    }
+  }
+  if (metric.empty()) usage_error("%s", "hist needs --metric (e.g. L1_DATA_READ_MISS)");
+  if (i >= argc) usage_error("%s", "hist needs a program to run (after --)");
+  char** prog = argv + i;
+  if (MRI_Init() != MRI_OK) die("init");
+  MRI_Runtime_Information_Spec ri;
+  if (!cache_metric(metric, ri)) {
+    std::fprintf(stderr, "mri: unknown metric '%s' for a histogram: use a cache event, L1_DATA_READ_MISS, "
+                 "L1_DATA_WRITE_MISS, L2_..., L3_..., or the same with _HIT\n", metric.c_str());
+    MRI_Finalize();
+    return 2;
+  }
+  if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) die("--config");
+  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+
+  std::vector<MRI_Region_Spec> regions;
+  if (region_names.empty()) {
+    MRI_Region_Table all;
+    if (MRI_Get_Regions(&all) != MRI_OK) die("regions");
+    for (int r = 0; r < all.nr_Elements; ++r)
+      if (all.region[r].type == MRI_REGION_PROGRAM) regions.push_back(all.region[r]);
+    if (regions.empty()) {
+      std::fprintf(stderr, "mri: %s has no PROGRAM region: name the regions to count in with --region\n", prog[0]);
+      MRI_Finalize();
+      return 1;
+    }
+  }
+  for (const auto& name : region_names) {
+    MRI_Region_Spec r;
+    if (MRI_Find_Region(name.c_str(), &r) != MRI_OK) die(("--region " + name).c_str());
+    regions.push_back(r);
+  }
+  MRI_Data_Structure_Spec ds{};
+  if (!data.empty() && MRI_Find_Data_Structure(data.c_str(), &ds) != MRI_OK) die(("--data " + data).c_str());
+  MRI_Region_Table rt{regions.data(), int(regions.size())};
+  MRI_Data_Structure_Table vt{&ds, data.empty() ? 0 : 1};
+  const MRI_Request_ID req = MRI_Histogram_Request(&ri, &rt, nullptr, &vt, &bins);
+  if (req < 0) die("histogram request");
+  if (MRI_Start() != MRI_OK) die("start");
+  for (;;) {
+    const int st = MRI_Wait();
+    if (st == MRI_Error) die("wait");
+    if (st == MRI_APPLICATION_TERMINATED) break;
+    if (MRI_Start() != MRI_OK) die("start");  // stopped by something else: go on
+  }
+  void* p = nullptr;
+  if (MRI_Get_Data(req, &p) != MRI_OK) die("histogram results");
+  const auto* h = static_cast<const MRI_Histogram_Request_Results*>(p);
+  if (!h->active) {
+    std::fprintf(stderr, "mri: the histogram request never took effect (did %s end before its first region?)\n", prog[0]);
+    MRI_Finalize();
+    return 1;
+  }
+  char caches[1024];
+  if (MRI_Get_Cache_Configuration(caches, sizeof caches) != MRI_OK) caches[0] = '\0';
+  std::string where;
+  for (const auto& r : regions) where += (where.empty() ? "" : ", ") + region_name(r);
+  const char* base = std::strrchr(prog[0], '/');
+  const std::string program = base ? base + 1 : prog[0];
+  const std::string event = MRI_Runtime_Information_Name(ri);
+  const unsigned long long width = h->nr_Elements ? h->element[0].address_end - h->element[0].address_begin : 0;
+  unsigned long long total = 0;
+  for (int b = 0; b < h->nr_Elements; ++b) total += h->element[b].value;
+
+  std::printf("\nmri hist: %s of %s in %s (%s), %d bins%s\nsimulated caches: %s\n\n", event.c_str(),
+              data.empty() ? "every registered data structure" : data.c_str(), where.c_str(), program.c_str(),
+              h->nr_Elements, h->nr_Elements < bins ? " (fewer than asked: the last would be empty)" : "", caches);
+  std::printf("  %4s  %-20s  %-20s  %12s  %s\n", "bin", "address begin", "address end", event.c_str(), "data structures");
+  for (int b = 0; b < h->nr_Elements; ++b) {
+    const MRI_Histogram_Bin& e = h->element[b];
+    std::printf("  %4d  %-20s  %-20s  %12llu  %s\n", b, hex(e.address_begin).c_str(), hex(e.address_end).c_str(),
+                e.value, bin_names(e, ", ").c_str());
+  }
+  std::printf("  total %llu\n", total);
+
+  std::string error;
+  if (!csv.empty()) {
+    // bytes: what the bin covers of its data structures (a bin that holds
+    // several spans the gaps between them, which it does not count).
+    std::string text = "bin,address_begin,address_end,bytes,value,data_structures\n";
+    for (int b = 0; b < h->nr_Elements; ++b) {
+      const MRI_Histogram_Bin& e = h->element[b];
+      unsigned long long bytes = 0;
+      for (int k = 0; k < e.data_structures.nr_Elements; ++k) {
+        MRI_Data_Structure_Info info;
+        if (MRI_Get_Data_Structure_Info(&e.data_structures.data_structure[k], &info) != MRI_OK) die("data structure");
+        const unsigned long long lo = std::max(e.address_begin, info.address);
+        const unsigned long long hi = std::min(e.address_end, info.address + info.size_bytes);
+        if (hi > lo) bytes += hi - lo;
+      }
+      text += std::to_string(b) + "," + hex(e.address_begin) + "," + hex(e.address_end) + "," +
+              std::to_string(bytes) + "," + std::to_string(e.value) + "," + bin_names(e, ";") + "\n";
+    }
+    if (!write_file(csv, text, error)) {
+      std::fprintf(stderr, "mri: %s\n", error.c_str());
+      MRI_Finalize();
+      return 1;
+    }
+  }
+  if (!plot.empty()) {
+    const std::string title = event + " of " + (data.empty() ? std::string("every data structure") : data) + " in " +
+                              where + " (" + program + ", " + std::to_string(h->nr_Elements) + " bins)";
+    const std::string xlabel = "bin: " + std::to_string(width) + " bytes of " +
+                               (data.empty() ? std::string("the packed data structures") : data) + " each, in address order";
+    if (!write_file(plot, svg_chart(*h, title, event + " (simulated)", xlabel), error)) {
+      std::fprintf(stderr, "mri: %s\n", error.c_str());
+      MRI_Finalize();
+      return 1;
+    }
+  }
+  const int code = final_status(prog[0]);
+  MRI_Finalize();
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -677,6 +982,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "profile") return cmd_profile(argc - 2, argv + 2);
   if (cmd == "regions") return cmd_regions(argc - 2, argv + 2);
+  if (cmd == "hist") return cmd_hist(argc - 2, argv + 2);
   if (cmd == "trace") return cmd_trace(argc - 2, argv + 2);
   if (cmd == "info") return cmd_info();
   usage_error("unknown command '%s'", cmd.c_str());

@@ -1,0 +1,298 @@
+/*
+ * Two-process tests of simulated cache events through mri.h: the tool (this
+ * program) loads mri_cacheapp, which is built with the cache-simulator
+ * instrumentation, and checks data-structure-restricted aggregates and
+ * histograms against the counts its access pattern must produce (see
+ * mri_cacheapp.c), per thread, plus the errors for bad configurations,
+ * unknown data structures and bad bin counts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mri.h"
+#include "mri_test_helpers.h"
+
+/* 32 KiB 8-way L1 and 256 KiB 8-way L2, both private, two cores. */
+static const char *kConfig = "L1:32K,8,64;L2:256K,8,64;cores=2";
+
+enum { kLinesA = 1024, kLinesB = 512, kReadsA = 8192, kWritesB = 4096 };
+
+static void load_app(const char *passes, const char *threads)
+{
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"sweep", (char *)passes, (char *)threads, NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
+    if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+}
+
+static MRI_Data_Structure_Spec data(const char *name)
+{
+    MRI_Data_Structure_Spec d;
+    if (MRI_Find_Data_Structure(name, &d) != MRI_OK) fail_msg("find %s: %s", name, MRI_Get_Error_Message());
+    return d;
+}
+
+static MRI_Request_ID cache_aggregate(MRI_Runtime_Information_Spec ri, const char *region_name, const char *ds,
+                                      MRI_Aggregation_Operation op)
+{
+    MRI_Region_Spec r = region(region_name);
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Data_Structure_Spec d;
+    MRI_Data_Structure_Table variables = {&d, ds ? 1 : 0};
+    if (ds) d = data(ds);
+    MRI_Aggregation_Spec agg = {op, MRI_PER_THREAD};
+    MRI_Request_ID id = MRI_Aggregate_Request(&ri, &regions, NULL, &variables, &agg);
+    if (id < 0) fail_msg("cache aggregate: %s", MRI_Get_Error_Message());
+    return id;
+}
+
+/* The value of thread `thread` in an aggregate result. */
+static double thread_value(MRI_Request_ID id, int thread)
+{
+    MRI_Aggregate_Request_Results *r = agg_data(id);
+    assert_int_equal(r->active, 1);
+    for (int i = 0; i < r->nr_Elements; i++)
+        if (r->element[i].active_object.id == thread) return r->element[i].value;
+    fail_msg("request %d has no value for thread %d", id, thread);
+    return -1;
+}
+
+static void test_data_structures_published(void **state)
+{
+    (void)state;
+    load_app("1", "1");
+    MRI_Data_Structure_Table t;
+    assert_int_equal(MRI_Get_Data_Structures(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 3);
+    MRI_Data_Structure_Info a, b, c;
+    MRI_Data_Structure_Spec sa = data("A"), sb = data("B"), sc = data("C");
+    assert_int_equal(MRI_Get_Data_Structure_Info(&sa, &a), MRI_OK);
+    assert_int_equal(MRI_Get_Data_Structure_Info(&sb, &b), MRI_OK);
+    assert_int_equal(MRI_Get_Data_Structure_Info(&sc, &c), MRI_OK);
+    assert_int_equal(a.size_bytes, 8 * kReadsA);
+    assert_int_equal(b.size_bytes, 8 * kWritesB);
+    assert_int_equal(c.size_bytes, 64);
+    assert_int_equal(a.address % 64, 0);
+    assert_int_equal(sa.id.line_NR, 0); /* file scope */
+    assert_non_null(strstr(a.file, "mri_cacheapp.c"));
+    MRI_Region_Info main_info;
+    MRI_Region_Spec main_region = region("main");
+    assert_int_equal(MRI_Get_Region_Info(&main_region, &main_info), MRI_OK);
+    assert_int_equal(sc.id.line_NR, main_region.id.line_NR); /* declared in unit "main" */
+
+    /* Unknown names, and a known name in the wrong unit. */
+    MRI_Data_Structure_Spec nope;
+    expect_error(MRI_Find_Data_Structure("nope", &nope), "has not registered a data structure \"nope\" (registered: A, B, C");
+    MRI_Data_Structure_Spec wrong = sa;
+    wrong.id.line_NR = 42;
+    MRI_Data_Structure_Info info;
+    expect_error(MRI_Get_Data_Structure_Info(&wrong, &info), "registered \"A\", but not in the unit at");
+
+    MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec r = region("sweep");
+    MRI_Region_Table regions = {&r, 1};
+    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
+    MRI_Data_Structure_Spec ghost = {sa.id, "ghost"};
+    MRI_Data_Structure_Table variables = {&ghost, 1};
+    expect_error(MRI_Aggregate_Request(&ri, &regions, NULL, &variables, &agg),
+                 "the application has not registered a data structure \"ghost\"");
+    int bins = 4;
+    expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "has not registered a data structure \"ghost\"");
+    /* A data structure restricts cache events only. */
+    MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME;
+    variables.data_structure = &sa;
+    expect_error(MRI_Aggregate_Request(&time, &regions, NULL, &variables, &agg), "only cache events have addresses");
+    expect_error(MRI_Histogram_Request(&time, &regions, NULL, &variables, &bins), "has no address");
+    /* Bin counts: 1..1024, at most one per byte. */
+    bins = 0;
+    expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "1 to 1024 bins (got 0)");
+    bins = 1025;
+    expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "1 to 1024 bins (got 1025)");
+    bins = 65;
+    variables.data_structure = &sc;
+    expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "at most one bin per byte");
+    /* Simulated events are not for profiles or traces. */
+    expect_error(MRI_Profile_Request(&ri, &regions, NULL, NULL), "aggregate and histogram requests only");
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+/* Data-structure-restricted aggregates against the counts of the pattern,
+ * per thread: each thread's L1 is its own (private core), so both threads
+ * see the same counts. */
+static void test_restricted_aggregates(void **state)
+{
+    (void)state;
+    load_app("3", "2");
+    const MRI_Request_ID l1_sum = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID l1_max = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_MAX);
+    const MRI_Request_ID l1_hits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID l2_sum = cache_aggregate(MRI_LC2_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID l2_min = cache_aggregate(MRI_LC2_DATA_READ_MISS, "sweep", "A", MRI_MIN);
+    const MRI_Request_ID l1_b = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "B", MRI_SUM);
+    const MRI_Request_ID all = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", NULL, MRI_SUM);
+    const MRI_Request_ID wmiss = cache_aggregate(MRI_LC1_DATA_WRITE_MISS, "fill", "B", MRI_SUM);
+    const MRI_Request_ID whits = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
+    const MRI_Request_ID l3 = cache_aggregate(MRI_LC3_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    run_to_end();
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal((long)thread_value(l1_sum, t), 3 * kLinesA);
+        assert_int_equal((long)thread_value(l1_max, t), kLinesA);
+        assert_int_equal((long)thread_value(l1_hits, t), 3 * (kReadsA - kLinesA));
+        assert_int_equal((long)thread_value(l2_sum, t), kLinesA); /* only the first sweep misses L2 */
+        assert_int_equal((long)thread_value(l2_min, t), 0);
+        assert_int_equal((long)thread_value(l1_b, t), 0); /* the sweeps do not touch B */
+        /* Unrestricted: A's misses and whatever else the sweep touched. */
+        assert_true(thread_value(all, t) >= 3 * kLinesA);
+        assert_int_equal((long)thread_value(wmiss, t), kLinesB);
+        assert_int_equal((long)thread_value(whits, t), kWritesB - kLinesB);
+    }
+    MRI_Aggregate_Request_Results *r = agg_data(l1_max);
+    assert_int_equal(r->element[0].count, 3); /* instances */
+    /* An L3 event on a two-level hierarchy: the application rejects it. */
+    void *p;
+    expect_error(MRI_Get_Data(l3, &p), "the simulated hierarchy has 2 levels");
+    char config[256];
+    assert_int_equal(MRI_Get_Cache_Configuration(config, sizeof config), MRI_OK);
+    assert_non_null(strstr(config, "L1:32K,8,64"));
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id)
+{
+    void *p = NULL;
+    if (MRI_Get_Data(id, &p) != MRI_OK) fail_msg("get data: %s", MRI_Get_Error_Message());
+    const MRI_Histogram_Request_Results *h = p;
+    assert_int_equal(h->kind, MRI_HISTOGRAM_REQUEST);
+    return h;
+}
+
+/* A histogram over A: every 4 KiB bin holds 64 lines, each missing once per
+ * sweep; and one over every data structure, of B's write misses. */
+static void test_histograms(void **state)
+{
+    (void)state;
+    load_app("2", "2");
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Data_Structure_Info ai, bi;
+    assert_int_equal(MRI_Get_Data_Structure_Info(&a, &ai), MRI_OK);
+    MRI_Data_Structure_Spec b = data("B");
+    assert_int_equal(MRI_Get_Data_Structure_Info(&b, &bi), MRI_OK);
+
+    MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec sweep = region("sweep");
+    MRI_Region_Table regions = {&sweep, 1};
+    MRI_Data_Structure_Table variables = {&a, 1};
+    int bins = 16;
+    MRI_Active_Object_Spec thread1 = {MRI_THREAD, 1};
+    MRI_Active_Object_Table only1 = {&thread1, 1};
+    const MRI_Request_ID over_a = MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins);
+    if (over_a < 0) fail_msg("histogram: %s", MRI_Get_Error_Message());
+    const MRI_Request_ID over_a_t1 = MRI_Histogram_Request(&ri, &regions, &only1, &variables, &bins);
+    assert_true(over_a_t1 > 0);
+    /* Before the release: not applied, no bins yet. */
+    assert_int_equal(hist_data(over_a)->active, 0);
+
+    MRI_Runtime_Information_Spec wri = MRI_LC1_DATA_WRITE_MISS;
+    MRI_Region_Spec fill = region("fill");
+    MRI_Region_Table fill_regions = {&fill, 1};
+    int all_bins = 12; /* A 64 KiB + B 32 KiB + C 64 bytes, packed: 8198-byte bins */
+    const MRI_Request_ID over_all = MRI_Histogram_Request(&wri, &fill_regions, NULL, NULL, &all_bins);
+    if (over_all < 0) fail_msg("histogram: %s", MRI_Get_Error_Message());
+    run_to_end();
+
+    const MRI_Histogram_Request_Results *h = hist_data(over_a);
+    assert_int_equal(h->active, 1);
+    assert_int_equal(h->nr_Elements, 16);
+    for (int i = 0; i < 16; i++) {
+        const MRI_Histogram_Bin *bin = &h->element[i];
+        assert_int_equal(bin->address_begin, ai.address + 4096ull * i);
+        assert_int_equal(bin->address_end, ai.address + 4096ull * (i + 1));
+        assert_int_equal(bin->value, 2 * 2 * 64); /* 2 threads x 2 sweeps x 64 lines */
+        assert_int_equal(bin->data_structures.nr_Elements, 1);
+        assert_string_equal(bin->data_structures.data_structure[0].name, "A");
+    }
+    h = hist_data(over_a_t1);
+    for (int i = 0; i < 16; i++) assert_int_equal(h->element[i].value, 2 * 64);
+
+    /* The whole registered space: a B line's write miss lands in the bin of
+     * its first byte; A's and C's bins get none. Expected counts from B's
+     * address and the bins' ranges. */
+    h = hist_data(over_all);
+    assert_int_equal(h->nr_Elements, 12);
+    unsigned long long total = 0;
+    int saw_shared_bin = 0;
+    for (int i = 0; i < h->nr_Elements; i++) {
+        const MRI_Histogram_Bin *bin = &h->element[i];
+        unsigned long long expect = 0;
+        for (unsigned long long line = bi.address; line < bi.address + bi.size_bytes; line += 64)
+            if (line >= bin->address_begin && line < bin->address_end) expect += 2; /* 2 threads */
+        /* A bin that spans from one data structure into the next covers
+         * a gap; count B's lines only where the bin lists B. */
+        int lists_b = 0;
+        for (int k = 0; k < bin->data_structures.nr_Elements; k++)
+            lists_b |= strcmp(bin->data_structures.data_structure[k].name, "B") == 0;
+        if (!lists_b) expect = 0;
+        saw_shared_bin |= bin->data_structures.nr_Elements > 1;
+        assert_int_equal(bin->value, expect);
+        total += bin->value;
+    }
+    assert_int_equal(total, 2 * kLinesB);
+    assert_true(saw_shared_bin); /* 8198-byte bins straddle A|B or B|C */
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+/* Bad simulator configurations: from the environment (at the load) and
+ * through the API. */
+static void test_bad_configuration(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    expect_error(MRI_Set_Cache_Configuration("L1:24K,8,64"), "L1: 48 sets is not a power of two");
+    expect_error(MRI_Set_Cache_Configuration("L1:32K,8,64;bogus"), "cache configuration \"L1:32K,8,64;bogus\"");
+    setenv("MRI_CACHESIM_CONFIG", "L1:32K,8,64;L2:256K,8,32", 1);
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"sweep", (char *)"1", (char *)"1", NULL};
+    expect_error(MRI_Application_Load(MRI_CACHEAPP, argv), "MRI_CACHESIM_CONFIG \"L1:32K,8,64;L2:256K,8,32\": L2: line size 32 is smaller");
+    unsetenv("MRI_CACHESIM_CONFIG");
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+/* An application without the instrumentation: data structures and
+ * histograms are refused with the reason. */
+static void test_without_backend(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)MRI_TESTAPP, (char *)"steps", (char *)"2", (char *)"1", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec r = region("step");
+    MRI_Region_Table regions = {&r, 1};
+    int bins = 10;
+    expect_error(MRI_Histogram_Request(&ri, &regions, NULL, NULL, &bins), "needs the cache-simulator backend");
+    MRI_Runtime_Information_Spec hits = MRI_LC1_DATA_READ_HIT;
+    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_THREAD};
+    expect_error(MRI_Aggregate_Request(&hits, &regions, NULL, NULL, &agg), "counting hits needs the cache-simulator backend");
+    MRI_Data_Structure_Table t;
+    assert_int_equal(MRI_Get_Data_Structures(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 0);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_data_structures_published),
+        cmocka_unit_test(test_restricted_aggregates),
+        cmocka_unit_test(test_histograms),
+        cmocka_unit_test(test_bad_configuration),
+        cmocka_unit_test(test_without_backend),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# `mri hist` on mri_cacheapp (two sweeps of A, one thread): the CSV must have
+# 16 bins of 4096 bytes over A, each with 2 x 64 L1 read misses (every line
+# of A misses once per sweep with a 32 KiB L1); the SVG must name A; bad
+# metric, data structure and bin counts must fail with a clear message.
+# Usage: test_hist_cli.sh MRI CACHEAPP WORKDIR
+set -euo pipefail
+mri=$1 app=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+export MRI_CACHESIM_CONFIG="L1:32K,8,64;L2:256K,8,64;cores=2"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$mri" hist --metric L1_DATA_READ_MISS --data A --bins 16 --region sweep -o "$dir/a.csv" --plot "$dir/a.svg" \
+  -- "$app" sweep 2 1 > "$dir/a.out"
+[ "$(head -1 "$dir/a.csv")" = "bin,address_begin,address_end,bytes,value,data_structures" ] || fail "CSV header"
+[ "$(wc -l < "$dir/a.csv")" -eq 17 ] || fail "expected 16 bins: $(cat "$dir/a.csv")"
+awk -F, 'NR > 1 && ($1 != NR - 2 || $4 != 4096 || $5 != 128 || $6 != "A") { print "bad row: " $0; bad = 1 }
+         END { exit bad }' "$dir/a.csv" || fail "CSV content"
+# Consecutive bins tile A: each begins where the previous ended.
+awk -F, 'NR > 2 && $2 != prev { bad = 1 } NR > 1 { prev = $3 } END { exit bad }' "$dir/a.csv" || fail "bins do not tile A"
+grep -q "total 2048" "$dir/a.out" || fail "printed total: $(cat "$dir/a.out")"
+grep -q '<svg' "$dir/a.svg" && grep -q '>A</text>' "$dir/a.svg" && grep -q 'LC1_DATA_READ_MISS' "$dir/a.svg" ||
+  fail "SVG lacks the chart, the data structure's name or the metric"
+[ "$(grep -c '<rect x=' "$dir/a.svg")" -eq 16 ] || fail "SVG should have 16 bars"
+
+# Every registered data structure, write misses of the fill: B's 512 lines.
+"$mri" hist --metric LC1_DATA_WRITE_MISS --bins 8 --region fill -o "$dir/all.csv" -- "$app" sweep 1 1 > "$dir/all.out"
+awk -F, 'NR > 1 { sum += $5 } END { exit sum != 512 }' "$dir/all.csv" || fail "write misses of B: $(cat "$dir/all.csv")"
+grep -q ';' "$dir/all.csv" || fail "no bin lists two data structures: $(cat "$dir/all.csv")"
+# 8 bins over A (65536) + B (32768) + C (64 bytes) packed: 12296 bytes each, the last 12292.
+awk -F, 'NR > 1 { sum += $4; if (NR < 9 && $4 != 12296) bad = 1 } END { exit bad || sum != 98368 }' "$dir/all.csv" ||
+  fail "bin sizes: $(cat "$dir/all.csv")"
+
+expect_error() {  # expect_error FRAGMENT ARGS...
+  local fragment=$1; shift
+  if "$mri" hist "$@" > "$dir/err.out" 2>&1; then fail "mri hist $* succeeded"; fi
+  grep -qF -- "$fragment" "$dir/err.out" || fail "mri hist $*: '$fragment' not in: $(cat "$dir/err.out")"
+}
+expect_error "unknown metric 'EXECUTION_TIME'" --metric EXECUTION_TIME -- "$app" sweep 1 1
+expect_error "has not registered a data structure \"nope\" (registered: A, B, C)" --metric L1_DATA_READ_MISS --data nope -- "$app" sweep 1 1
+expect_error "--bins: '0' is not a bin count in 1..1024" --metric L1_DATA_READ_MISS --bins 0 -- "$app" sweep 1 1
+expect_error "--bins: '2000' is not a bin count" --metric L1_DATA_READ_MISS --bins 2000 -- "$app" sweep 1 1
+expect_error "at most one bin per byte" --metric L1_DATA_READ_MISS --data C --bins 100 -- "$app" sweep 1 1
+expect_error "L2: 48 sets is not a power of two" --metric L1_DATA_READ_MISS --config "L1:32K,8,64;L2:48K,16,64" -- "$app" sweep 1 1
+expect_error "hist needs --metric" -- "$app" sweep 1 1
+echo "mri hist: CSV, SVG and errors as expected"

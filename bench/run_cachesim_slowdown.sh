@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Slowdown of the cache-simulator backend on a 256 x 256 double matrix
+# multiply, against the native run and against Valgrind's cachegrind and
+# callgrind --cache-sim=yes on the same (uninstrumented) program. Every
+# number is the program's own time for the multiply ("ms=" of bench/matmul.c),
+# the median of RUNS runs (default 5), so start-up and the tool's work are
+# not counted for anybody.
+#
+#   bench/run_cachesim_slowdown.sh BUILD_DIR [RUNS]
+#
+# Variants: native (matmul, no tool); dormant (matmul_cachesim, no tool:
+# the instrumentation's callbacks only test their flag); simulated
+# (matmul_cachesim under `mri hist`, L1 read misses of C in "multiply": every
+# reference simulated, C monitored); the same with the histogram over every
+# registered data structure (A, B and C monitored); cachegrind; callgrind.
+set -euo pipefail
+build=${1:?usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]}
+runs=${2:-5}
+native=$build/bench/matmul
+inst=$build/bench/matmul_cachesim
+mri=$build/tools/mri/mri
+for f in "$native" "$inst" "$mri"; do [ -x "$f" ] || { echo "missing $f (build first; instrumentation needs clang)" >&2; exit 1; }; done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ms_of() { grep -o 'ms=[0-9.]*' | head -1 | cut -d= -f2; }
+measure() {  # measure ORDER CMD...: median ms over the runs
+  local order=$1; shift
+  for _ in $(seq "$runs"); do "$@" 2>/dev/null | ms_of; done | median
+}
+printf "%-5s  %-44s  %10s  %9s\n" order variant "ms" slowdown
+for order in ijk ikj; do
+  base=$(measure $order "$native" $order)
+  row() { printf "%-5s  %-44s  %10.1f  %8.1fx\n" $order "$1" "$2" "$(echo "$2 / $base" | bc -l)"; }
+  row "native (gcc -O2, no tool)" "$base"
+  row "instrumented, dormant (no tool)" "$(measure $order "$inst" $order)"
+  row "instrumented, simulated, C monitored" \
+      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
+  row "instrumented, simulated, all data structures" \
+      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst" $order)"
+  row "valgrind --tool=cachegrind" "$(measure $order valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native" $order)"
+  row "valgrind --tool=callgrind --cache-sim=yes" \
+      "$(measure $order valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$native" $order)"
+done
+hierarchy=${MRI_CACHESIM_CONFIG:-"the machine's caches (hwloc)"}
+echo "simulated hierarchy: $hierarchy; $runs runs each, medians"

@@ -1,0 +1,423 @@
+// cache.cpp - simulated cache events (paper sections 3.1, 3.2 and 7): the
+// MCC's part of the cache-simulator backend.
+//
+// The instrumentation (backends/cachesim) appends every load and store of
+// the application to a per-thread buffer and hands full buffers to
+// Monitor_Cache_Simulate(), which runs the simulator (simulator/) over the
+// batch on core = the thread's monitoring index. The cache state is
+// simulated for every reference while any cache request is in place.
+//
+// What a request measures is done with the simulator's address-range
+// monitors, one per (request, thread, data structure), counting only that
+// thread's core. A monitor is enabled while its thread is inside an
+// instance of one of the request's regions: at the enter the thread's
+// buffer is simulated first, the monitor enabled and (aggregates) its total
+// noted; at the exit the buffer is simulated, the difference is the
+// instance's value, and the monitor is disabled when the outermost instance
+// ends. Histograms copy the monitors' bins into the thread's row then.
+//
+// Concurrency: targets are rebuilt by the control thread while every
+// application thread is quiescent (cache_apply); each thread's CacheThread
+// is touched by that thread inside its in_slow protection, and by the
+// control thread only during cache_apply. The simulator has its own mutex;
+// Monitor_Cache_Simulate runs outside the monitor (from instrumented code)
+// and touches nothing but the simulator.
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache_internal.h"
+#include "cachesim.h"
+#include "monitor_internal.h"
+#include "mri_histogram.h"
+#include "mri_sync.h"
+
+namespace mri::monitor {
+namespace {
+
+namespace sim = mri::sim;
+
+static_assert(sizeof(Monitor_Cache_Access) == sizeof(sim::Access));
+static_assert(offsetof(Monitor_Cache_Access, size) == offsetof(sim::Access, size));
+static_assert(offsetof(Monitor_Cache_Access, type) == offsetof(sim::Access, type));
+
+std::atomic<const Monitor_Cache_Backend*> g_backend{nullptr};
+// Created once, at the first release with a cache request, never destroyed
+// (instrumented code may still simulate while the process exits).
+std::atomic<sim::Hierarchy*> g_sim{nullptr};
+std::string* g_sim_error = nullptr;  // why it could not be created (control thread)
+
+// One cache request in place.
+struct Target {
+  uint64_t key;  // (request slot << 32) | generation: survives releases unchanged
+  uint32_t slot;
+  bool histogram;
+  uint32_t hist_slot;
+  uint32_t bins;  // histogram: bins in use
+  sim::Event event;
+  bool whole;  // aggregate over every address (no data structure)
+  proto::HistogramLayout layout;  // the data structures' pieces (aggregate: one piece, one bin)
+};
+
+// One target on one thread.
+struct TargetThread {
+  uint64_t key = 0;
+  std::vector<int> monitors;     // one per piece (or one for every address)
+  std::vector<uint64_t> starts;  // aggregate: totals at the enter of each open instance
+  uint32_t depth = 0;            // open instances of the target's regions
+};
+
+struct CacheThread {
+  std::vector<TargetThread> targets;  // parallel to g_targets
+  std::vector<uint64_t> piece_bins, sums;  // histogram scratch, kMaxHistogramBins each
+};
+
+// Allocated at the first apply and never destroyed, like Global: threads may
+// still run monitored code while the process runs its static destructors
+// (and the per-thread states stay reachable for the leak checker).
+std::vector<Target>* g_targets = nullptr;
+std::vector<std::vector<uint32_t>>* g_region_targets = nullptr;  // [region] -> indices into *g_targets
+std::vector<CacheThread*>* g_threads = nullptr;                  // [thread index]
+
+struct HistogramState {
+  uint32_t generation = 0;       // request generation whose layout the slot holds
+  uint32_t data_structures = 0;  // table records the layout covers (fixed when first applied)
+};
+HistogramState g_histograms[proto::kMaxHistograms];
+
+proto::AppControl& app() { return g.view.header()->app; }
+
+void set_recording(bool on) {
+  if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire))
+    __atomic_store_n(b->recording, on ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+// The simulator, created from the tool's configuration text at its first
+// use; nullptr (with g_sim_error) when that configuration is not usable.
+sim::Hierarchy* simulator() {
+  if (sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed)) return h;
+  if (g_sim_error) return nullptr;
+  char text[proto::kCacheConfigBytes];
+  std::memcpy(text, g.view.cache_config(), sizeof text);  // one fetch: the tool could change it
+  sim::HierarchyConfig config;
+  std::string source = "the tool's configuration", error;
+  if (strnlen(text, sizeof text) == sizeof text) {
+    error = "the configuration text in the segment is not terminated";
+  } else if (text[0] == '\0') {
+    config = sim::default_config(&source);
+    source = "this machine's caches (" + source + ")";
+  } else {
+    error = sim::parse_config(text, config);
+  }
+  std::unique_ptr<sim::Hierarchy> h;
+  if (error.empty()) h = sim::Hierarchy::create(config, &error);
+  if (!h) {
+    g_sim_error = new std::string(error);
+    return nullptr;
+  }
+  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s)", sim::format_config(config).c_str(),
+                source.c_str());
+  g_sim.store(h.release(), std::memory_order_release);
+  return g_sim.load(std::memory_order_relaxed);
+}
+
+CacheThread* thread_of(ThreadState* ts) {
+  CacheThread*& ct = (*g_threads)[ts->index];
+  if (!ct) {
+    ct = new CacheThread;
+    ct->targets.resize(g_targets->size());
+    ct->piece_bins.resize(proto::kMaxHistogramBins);
+    ct->sums.resize(proto::kMaxHistogramBins);
+  }
+  return ct;
+}
+
+// The thread's monitors for one target, disabled. False (noted) when the
+// simulator refuses one.
+bool create_monitors(sim::Hierarchy* h, const Target& t, uint32_t thread, TargetThread& tt) {
+  sim::MonitorSpec spec;
+  spec.events = {t.event};
+  spec.core = int32_t(thread % h->cores());
+  spec.enabled = false;
+  std::string error;
+  auto add = [&]() {
+    const int id = h->add_monitor(spec, &error);
+    if (id >= 0) tt.monitors.push_back(id);
+    return id >= 0;
+  };
+  bool ok = true;
+  if (t.whole) {
+    spec.whole_address_space = true;
+    ok = add();
+  } else {
+    for (const proto::HistogramPiece& p : t.layout.pieces) {
+      spec.begin = p.address;
+      spec.end = p.address + p.bytes;
+      spec.bins = t.histogram ? p.bins : 1;
+      spec.bin_bytes = t.histogram && p.bins > 1 ? t.layout.bin_bytes : 0;
+      spec.bin_phase = t.histogram && p.bins > 1 ? p.phase : 0;
+      if (!(ok = add())) break;
+    }
+  }
+  if (!ok) {
+    note_error("thread %u: cache request %u: the simulator refused a monitor: %s", thread, t.slot, error.c_str());
+    for (int id : tt.monitors) h->remove_monitor(id);
+    tt.monitors.clear();
+    return false;
+  }
+  tt.key = t.key;
+  return true;
+}
+
+uint64_t total(const sim::Hierarchy* h, const TargetThread& tt) {
+  uint64_t sum = 0;
+  for (int id : tt.monitors) {
+    uint64_t v = 0;
+    h->monitor_totals(id, &v, 1);
+    sum += v;
+  }
+  return sum;
+}
+
+// The thread's sequence word over its result rows (as in hot_path.cpp).
+inline void seq_begin(uint32_t* seq) {
+  sync::store(*seq, *seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+}
+inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
+
+void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, const Target& t,
+                     const TargetThread& tt) {
+  uint64_t* sums = ct->sums.data();
+  std::fill(sums, sums + t.bins, 0);
+  for (size_t i = 0; i < tt.monitors.size() && i < t.layout.pieces.size(); ++i) {
+    const proto::HistogramPiece& p = t.layout.pieces[i];
+    if (!h->monitor_bin_counts(tt.monitors[i], 0, ct->piece_bins.data(), p.bins)) continue;
+    for (uint32_t k = 0; k < p.bins && p.first_bin + k < t.bins; ++k) sums[p.first_bin + k] += ct->piece_bins[k];
+  }
+  uint64_t* row = g.view.histogram_row(t.hist_slot, ts->index);
+  seq_begin(ts->seq);
+  std::memcpy(row, sums, t.bins * sizeof(uint64_t));
+  seq_end(ts->seq);
+}
+
+}  // namespace
+
+void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::vector<uint8_t>& region_cache) {
+  const proto::View& v = g.view;
+  if (!g_threads) {
+    g_threads = new std::vector<CacheThread*>(v.g.max_threads, nullptr);
+    g_targets = new std::vector<Target>;
+    g_region_targets = new std::vector<std::vector<uint32_t>>;
+  }
+  const std::vector<proto::DataRecord>& records = data_records();
+  std::vector<Target> targets;
+  std::vector<std::vector<uint32_t>> region_targets(region_cache.size());
+  bool histogram_used[proto::kMaxHistograms] = {};
+
+  for (CacheRequest& q : requests) {
+    proto::RequestAck* ack = v.request_ack(q.slot);
+    const uint32_t generation = q.record.generation;
+    const bool fresh = sync::load(ack->applied_generation) != generation || ack->status != 0;
+    auto answer = [&](bool ok) {
+      ack->status = ok ? 0 : 1;
+      sync::store(ack->applied_generation, generation);
+    };
+    // A record the tool cannot have written: counted like the other corrupt ones.
+    auto corrupt = [&](const char* what) {
+      if (fresh) {
+        sync::store(app().bad_requests, sync::load(app().bad_requests) + 1);
+        note_error("ignoring corrupt cache request record %u: %s", q.slot, what);
+      }
+      answer(false);
+    };
+    proto::CacheRequestRecord c;
+    std::memcpy(&c, v.cache_request(q.slot), sizeof c);  // one fetch, then validate the copy
+    const bool histogram = q.record.kind == uint32_t(proto::RequestKind::kHistogram);
+    if (!histogram && q.record.kind != uint32_t(proto::RequestKind::kAggregate)) {
+      corrupt("a cache event is for aggregate and histogram requests");
+      continue;
+    }
+    const uint32_t level = c.event / 8, kind = c.event % 8;
+    if (level >= sim::kMaxLevels || kind > uint32_t(sim::EventKind::kWriteMiss)) {
+      corrupt("unknown cache event");
+      continue;
+    }
+    if (c.data_index > records.size()) {
+      corrupt("names a data structure beyond the table");
+      continue;
+    }
+    if (histogram && (c.bins < 1 || c.bins > proto::kMaxHistogramBins || c.histogram >= proto::kMaxHistograms ||
+                      histogram_used[c.histogram])) {
+      corrupt("bad bins or histogram slot");
+      continue;
+    }
+    if (!g_backend.load(std::memory_order_acquire)) {
+      note_error("cache request %u rejected: this program is not built with the cache-simulator backend "
+                 "(backends/cachesim: clang -fsanitize-coverage=edge,trace-loads,trace-stores)", q.slot);
+      answer(false);
+      continue;
+    }
+    sim::Hierarchy* h = simulator();
+    if (!h) {
+      note_error("cache request %u rejected: cache simulator configuration: %s", q.slot, g_sim_error->c_str());
+      answer(false);
+      continue;
+    }
+    if (level >= h->levels()) {
+      note_error("cache request %u rejected: it counts an L%u event, but the simulated hierarchy has %u levels (%s)",
+                 q.slot, level + 1, h->levels(), sim::format_config(h->config()).c_str());
+      answer(false);
+      continue;
+    }
+    Target t{};
+    t.key = (uint64_t(q.slot) << 32) | generation;
+    t.slot = q.slot;
+    t.histogram = histogram;
+    t.event = sim::Event{uint8_t(level), sim::EventKind(kind)};
+    if (histogram) {
+      HistogramState& hs = g_histograms[c.histogram];
+      const bool new_layout = fresh || hs.generation != generation;
+      const uint32_t nds = new_layout ? uint32_t(records.size()) : hs.data_structures;
+      if (const char* why = proto::histogram_layout(records.data(), nds, c.data_index, c.bins, t.layout)) {
+        note_error("histogram request %u rejected: %s", q.slot, why);
+        answer(false);
+        continue;
+      }
+      histogram_used[c.histogram] = true;
+      t.hist_slot = c.histogram;
+      t.bins = t.layout.bins;
+      if (new_layout) {
+        hs = {generation, nds};
+        for (uint32_t th = 0; th < v.g.max_threads; ++th)
+          std::memset(v.histogram_row(c.histogram, th), 0, proto::kMaxHistogramBins * sizeof(uint64_t));
+        proto::HistogramHead* head = v.histogram_head(c.histogram);
+        head->data_index = c.data_index;
+        head->data_structures = nds;
+        head->bins = t.layout.bins;
+        head->bin_bytes = t.layout.bin_bytes;
+        head->total_bytes = t.layout.total_bytes;
+        sync::store(head->applied_generation, generation);
+      }
+    } else {
+      t.whole = c.data_index == 0;
+      if (!t.whole) {
+        const proto::DataRecord& r = records[c.data_index - 1];
+        t.layout.pieces.push_back(proto::HistogramPiece{c.data_index - 1, r.address, r.bytes, 0, 0, 0, 1});
+      }
+      if (fresh)
+        for (uint32_t th = 0; th < nthreads; ++th) std::memset(v.aggregate(th, q.slot), 0, sizeof(proto::AggregateSlot));
+    }
+    const uint32_t index = uint32_t(targets.size());
+    targets.push_back(std::move(t));
+    for (uint32_t region : q.regions)
+      if (region < region_cache.size()) {
+        region_targets[region].push_back(index);
+        region_cache[region] = 1;
+      }
+    answer(true);
+  }
+
+  // Threads keep the monitors (and open instances) of requests that stay;
+  // the others' monitors go.
+  sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
+  for (uint32_t th = 0; th < nthreads && th < g_threads->size(); ++th) {
+    CacheThread* ct = (*g_threads)[th];
+    if (!ct) continue;
+    std::vector<TargetThread> next(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i)
+      for (TargetThread& old : ct->targets)
+        if (old.key == targets[i].key && !old.monitors.empty()) {
+          next[i] = std::move(old);
+          old = TargetThread{};
+          break;
+        }
+    for (const TargetThread& old : ct->targets)
+      for (int id : old.monitors)
+        if (h) h->remove_monitor(id);
+    ct->targets = std::move(next);
+  }
+  *g_targets = std::move(targets);
+  *g_region_targets = std::move(region_targets);
+  // Every reference is simulated while some cache request is in place, so
+  // a region's cache is as warm as the program made it.
+  set_recording(!g_targets->empty());
+}
+
+void cache_enter(ThreadState* ts, uint32_t region) {
+  sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
+  if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
+  g_backend.load(std::memory_order_relaxed)->flush();  // what came before the enter is not the instance's
+  CacheThread* ct = thread_of(ts);
+  for (uint32_t i : (*g_region_targets)[region]) {
+    const Target& t = (*g_targets)[i];
+    TargetThread& tt = ct->targets[i];
+    if (tt.monitors.empty() && !create_monitors(h, t, ts->index, tt)) continue;
+    if (tt.depth++ == 0)
+      for (int id : tt.monitors) h->set_monitor_enabled(id, true);
+    if (!t.histogram) tt.starts.push_back(total(h, tt));
+  }
+}
+
+void cache_exit(ThreadState* ts, uint32_t region) {
+  sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
+  if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
+  g_backend.load(std::memory_order_relaxed)->flush();  // the instance's last references
+  CacheThread* ct = thread_of(ts);
+  for (uint32_t i : (*g_region_targets)[region]) {
+    const Target& t = (*g_targets)[i];
+    TargetThread& tt = ct->targets[i];
+    if (tt.depth == 0) continue;  // entered before the request was in place
+    if (!t.histogram && !tt.starts.empty()) {
+      const uint64_t now = total(h, tt);
+      const uint64_t value = now - tt.starts.back();
+      tt.starts.pop_back();
+      proto::AggregateSlot* s = ts->agg_row + t.slot;
+      seq_begin(ts->seq);
+      // Event counts: nothing to compensate, the comp_ fields equal the raw ones.
+      if (~value > s->not_min) s->not_min = s->not_comp_min = ~value;
+      if (value > s->max) s->max = s->comp_max = value;
+      s->sum += value;
+      s->comp_sum += value;
+      s->count += 1;
+      seq_end(ts->seq);
+    }
+    if (--tt.depth == 0) {
+      for (int id : tt.monitors) h->set_monitor_enabled(id, false);
+      if (t.histogram) write_histogram(h, ts, ct, t, tt);
+    }
+  }
+}
+
+void cache_finish() {
+  const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
+  if (!b) return;
+  if (g_sim.load(std::memory_order_relaxed)) b->flush();
+  set_recording(false);
+}
+
+void cache_publish_backend() {
+  if (g_backend.load(std::memory_order_acquire) && g.view.base) sync::store(app().cache_backend, 1u);
+}
+
+}  // namespace mri::monitor
+
+using namespace mri::monitor;
+
+extern "C" void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend* backend) {
+  if (!backend || backend->version != MONITOR_CACHE_BACKEND_VERSION || !backend->recording || !backend->flush) return;
+  const Monitor_Cache_Backend* none = nullptr;
+  if (!g_backend.compare_exchange_strong(none, backend)) return;
+  std::lock_guard<std::mutex> control(g.control_mutex);  // the segment stays mapped meanwhile
+  const uint32_t m = g.mode.load();
+  if (m == kRunning || m == kStopped) cache_publish_backend();
+}
+
+extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, unsigned long n) {
+  sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
+  if (!h || !accesses || n == 0) return;
+  ThreadState* ts = current_thread_state();  // registers a thread whose first event this is
+  h->simulate(ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
+}

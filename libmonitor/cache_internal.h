@@ -1,0 +1,42 @@
+// cache_internal.h - the MCC's side of data structures (data.cpp) and of
+// simulated cache events (cache.cpp), as the rest of libmonitor calls them.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "mri_protocol.h"
+
+namespace mri::monitor {
+
+struct ThreadState;
+
+// data.cpp. Both need registry_mutex held.
+void data_publish_pending();  // at the first publication: the data structures registered so far
+// The published records, in table order (the MCC's own trusted copy).
+const std::vector<proto::DataRecord>& data_records();
+
+// cache.cpp.
+// A request for a simulated cache event, as apply_requests() found it.
+struct CacheRequest {
+  uint32_t slot;
+  proto::RequestRecord record;        // copied once from the segment
+  std::vector<uint32_t> regions;      // published region indices it names
+};
+// Builds the cache targets of this release from the requests (validating
+// them, acknowledging each in the segment) and marks in `region_cache` the
+// regions whose enter and exit must call cache_enter/cache_exit. Control
+// thread only, while every application thread is quiescent.
+void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::vector<uint8_t>& region_cache);
+// Region enter/exit of a region with cache targets; inside the thread's
+// in_slow protection.
+__attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);
+__attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
+// The end (Monitor_Final on the exiting thread, or a detach): simulate
+// what the calling thread has buffered, then stop recording.
+void cache_finish();
+// Tells the tool (AppControl::cache_backend) that the program has the
+// instrumentation; at the publication, and at the backend's registration.
+void cache_publish_backend();
+
+}  // namespace mri::monitor

@@ -1,0 +1,135 @@
+// data.cpp - the data-structure table (Monitor_Register_Data): what the
+// application registers is published to the tool as DataRecords, with the
+// static information when it comes before the first monitored event, at
+// once afterwards.
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cache_internal.h"
+#include "monitor_internal.h"
+#include "mri_sync.h"
+
+namespace mri::monitor {
+namespace {
+
+constexpr size_t kMaxNameBytes = 255;
+
+struct Entry {
+  std::string name;
+  uint64_t address;
+  uint64_t bytes;
+  std::string file;
+  int32_t line;  // first line of the declaring unit, 0: file scope
+};
+
+// Guarded by g.registry_mutex. Registered before the publication and not
+// yet in the segment; then every published record (the MCC's trusted copy).
+std::vector<Entry>* g_pending = nullptr;
+std::vector<Entry>* g_known = nullptr;  // every accepted registration (duplicate check)
+std::vector<proto::DataRecord>* g_records = nullptr;
+
+proto::AppControl& app() { return g.view.header()->app; }
+
+// Appends s to the string pool; false when it does not fit.
+bool intern(const std::string& s, uint32_t& off, uint32_t& len) {
+  proto::View& v = g.view;
+  if (g.string_pool_used + s.size() + 1 > v.g.string_pool_bytes) return false;
+  std::memcpy(v.strings() + g.string_pool_used, s.data(), s.size());
+  v.strings()[g.string_pool_used + s.size()] = '\0';
+  off = g.string_pool_used;
+  len = uint32_t(s.size());
+  g.string_pool_used += uint32_t(s.size()) + 1;
+  sync::store(app().string_pool_used, g.string_pool_used);
+  return true;
+}
+
+// The file id of `file`, publishing a file record when it is new (the same
+// table publish_region() fills); -1 when the file table is full.
+int64_t file_id_for(const std::string& file) {
+  auto it = g.file_ids->find(file);
+  if (it != g.file_ids->end()) return it->second;
+  if (g.file_ids->size() >= g.view.g.max_files) return -1;
+  const uint32_t id = uint32_t(g.file_ids->size());
+  proto::FileRecord* fr = g.view.file(id);
+  if (!intern(file, fr->name_offset, fr->name_len)) return -1;
+  g.file_ids->emplace(file, id);
+  sync::store(app().file_count, id + 1);
+  return id;
+}
+
+// Writes one record into the segment; the release store of data_count
+// makes it visible complete.
+bool publish(const Entry& e) {
+  const uint32_t index = uint32_t(g_records->size());
+  if (index >= proto::kMaxDataStructures) {
+    note_error("data structure \"%s\" not published: more than %u data structures", e.name.c_str(),
+               proto::kMaxDataStructures);
+    return false;
+  }
+  const int64_t file = file_id_for(e.file);
+  proto::DataRecord rec{e.address, e.bytes, 0, 0, 0, e.line};
+  if (file < 0 || !intern(e.name, rec.name_offset, rec.name_len)) {
+    note_error("data structure \"%s\" not published: the file table or the name pool is full", e.name.c_str());
+    return false;
+  }
+  rec.file_id = uint32_t(file);
+  *g.view.data_record(index) = rec;
+  g_records->push_back(rec);
+  sync::store(app().data_count, index + 1);
+  return true;
+}
+
+bool attached() {
+  const uint32_t m = g.mode.load(std::memory_order_acquire);
+  return (m == kRunning || m == kStopped) && g.view.base;
+}
+
+}  // namespace
+
+void data_publish_pending() {
+  cache_publish_backend();
+  if (!g_records) g_records = new std::vector<proto::DataRecord>;
+  if (!g_pending) return;
+  for (const Entry& e : *g_pending) publish(e);
+  g_pending->clear();
+}
+
+const std::vector<proto::DataRecord>& data_records() {
+  static const std::vector<proto::DataRecord> none;
+  return g_records ? *g_records : none;
+}
+
+}  // namespace mri::monitor
+
+using namespace mri::monitor;
+
+extern "C" int Monitor_Register_Data(const char* name, const void* address, unsigned long long bytes,
+                                     const Monitor_Region_Descriptor* unit, const char* file) {
+  if (!name || !*name || std::strlen(name) > kMaxNameBytes || bytes == 0) return -1;
+  const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
+  if (begin + bytes < begin) return -1;  // wraps around
+  if (!attached()) return 0;             // dormant: nothing to tell anybody
+  Entry e{name, begin, bytes, unit && unit->file ? unit->file : file ? file : "?", unit ? unit->line : 0};
+  std::lock_guard<std::mutex> control(g.control_mutex);  // keeps a detach from unmapping the segment
+  std::lock_guard<std::mutex> lock(g.registry_mutex);
+  if (!attached()) return 0;
+  if (!g_known) g_known = new std::vector<Entry>;
+  for (const Entry& k : *g_known)
+    if (k.name == e.name && k.file == e.file && k.line == e.line) {
+      note_error("data structure \"%s\" registered twice in the same program unit (%s:%d): the second is ignored",
+                 name, e.file.c_str(), e.line);
+      return -1;
+    }
+  if (!g.published) {
+    if (!g_pending) g_pending = new std::vector<Entry>;
+    if (g_pending->size() >= mri::proto::kMaxDataStructures) return -1;
+    g_pending->push_back(e);
+    g_known->push_back(e);
+    return 0;
+  }
+  if (!publish(e)) return -1;
+  g_known->push_back(e);
+  return 0;
+}
