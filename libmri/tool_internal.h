@@ -45,6 +45,7 @@ struct Request {
   std::string event;  // counter runtime information: the PAPI event; "" otherwise
   bool callpath = false;  // MRI_Callpath_Profile_Request
   bool compensate = true;  // MRI_Set_Compensation
+  bool subregions = true;  // MRI_Set_Trace_Subregions
   // Simulated cache events (histogram.cpp).
   bool simulated = false;   // measured by the application's cache simulator
   uint32_t cache_event = 0; // proto::CacheRequestRecord::event

@@ -206,6 +206,39 @@ static void test_thread_filter(void **state)
     assert_int_equal(seen[1].misnested, 0);
 }
 
+/* MRI_Set_Trace_Subregions(id, 0): the named region's own instances only,
+ * for both kinds of trace; the setting is refused for other requests. */
+static void test_without_subregions(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "2", "1000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT, t = MRI_EXECUTION_TIME;
+    MRI_Region_Spec step = region("step");
+    MRI_Region_Table regions = {&step, 1};
+    const MRI_Request_ID events = MRI_Trace_Request(&ev, &regions, NULL, NULL);
+    const MRI_Request_ID values = MRI_Trace_Request(&t, &regions, NULL, NULL);
+    assert_true(events > 0 && values > 0);
+    assert_int_equal(MRI_Set_Trace_Subregions(events, 0), MRI_OK);
+    assert_int_equal(MRI_Set_Trace_Subregions(values, 0), MRI_OK);
+    MRI_Aggregation_Spec sum = {MRI_SUM, MRI_PER_THREAD};
+    const MRI_Request_ID agg = MRI_Aggregate_Request(&t, &regions, NULL, NULL, &sum);
+    assert_true(agg > 0);
+    expect_error(MRI_Set_Trace_Subregions(agg, 0), "not a trace request");
+    expect_error(MRI_Set_Trace_Subregions(98765, 0), "does not exist");
+    run_to_end();
+    for (int th = 0; th < 2; ++th) {
+        assert_int_equal(seen[th].enters, 1000); /* step only: its two inners per step are not traced */
+        assert_int_equal(seen[th].exits, 1000);
+        assert_int_equal(seen[th].misnested, 0);
+        assert_int_equal(seen[th].max_depth, 1);
+        assert_int_equal(seen[th].values, 1000);
+    }
+    assert_int_equal(step_values, 2000);
+    assert_int_equal(inner_values, 0);
+}
+
 /* A tool that never empties the buffer: every thread waits at most
  * MRI_TRACE_WAIT_MS, then discards, and every record is accounted for. */
 static void test_hung_tool_turns_into_counted_discards(void **state)
@@ -316,6 +349,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_region_events_three_threads_small_rings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_execution_time_of_region_and_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
     };

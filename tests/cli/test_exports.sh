@@ -19,6 +19,17 @@ grep -q 'DEFSTATE .* "inner"' run.vtf || fail "VTF3: no region definition for in
 grep -q 'wrote run.vtf (VTF3): 62 events of 1 threads; 62 records emitted, 0 discarded' trace.err ||
   { cat trace.err; fail "mri trace summary"; }
 
+# --- --region step with and without its subregions: 10 steps; with their
+# 20 inners, or without.
+"$mri" trace -o sub.vtf --region step -- "$app" steps 10 2 2>sub.err || { cat sub.err; fail "mri trace --region"; }
+[[ $(grep -c ' DOWNTO ' sub.vtf) == 30 ]] || fail "--region step: expected 30 DOWNTO records, got $(grep -c ' DOWNTO ' sub.vtf)"
+"$mri" trace -o only.vtf --region step --no-subregions -- "$app" steps 10 2 2>only.err ||
+  { cat only.err; fail "mri trace --no-subregions"; }
+[[ $(grep -c ' DOWNTO ' only.vtf) == 10 ]] || fail "--no-subregions: expected 10 DOWNTO records, got $(grep -c ' DOWNTO ' only.vtf)"
+[[ $(grep -c ' UPFROM ' only.vtf) == 10 ]] || fail "--no-subregions: expected 10 UPFROM records"
+if "$mri" trace -o x.vtf --no-subregions -- "$app" steps 1 0 2>nosub.err; then fail "--no-subregions without --region succeeded"; fi
+grep -q "needs --region" nosub.err || { cat nosub.err; fail "no clear error for --no-subregions alone"; }
+
 # --- OTF2, read back by the real otf2-print: counts and nesting.
 if "$mri" trace -o run.otf2 -- "$app" steps 10 2 2>otf2.err; then
   command -v otf2-print >/dev/null || fail "otf2-print is not installed (scripts/install-deps.sh)"

@@ -32,7 +32,8 @@ namespace {
 const char* kUsage =
     "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-compensation]\n"
     "                   [-o FILE] -- PROGRAM [ARGS...]\n"
-    "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--ring RECORDS] -- PROGRAM [ARGS...]\n"
+    "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--no-subregions] [--ring RECORDS]\n"
+    "                 -- PROGRAM [ARGS...]\n"
     "       mri hist --metric EVENT [--data NAME] [--bins N] [--region NAME]... [--config CACHES]\n"
     "                [-o FILE.csv] [--plot FILE.svg] -- PROGRAM [ARGS...]\n"
     "       mri regions -- PROGRAM [ARGS...]\n"
@@ -55,6 +56,8 @@ const char* kUsage =
     "          with --format otf2 (FILE is then the archive's anchor file)\n"
     "          --region NAME  trace this region and the regions it calls (default: all);\n"
     "                         may be repeated\n"
+    "          --no-subregions  with --region: only the named regions' instances, not\n"
+    "                         the regions they call (the others then cost nothing)\n"
     "          --ring N       records per thread in shared memory (power of two, default\n"
     "                         65536); a smaller ring makes threads wait for the archiver\n"
     "                         more often\n"
@@ -509,6 +512,7 @@ int cmd_trace(int argc, char** argv) {
   namespace ex = mri::exporters;
   std::string output, format;
   std::vector<std::string> region_names;
+  bool subregions = true;
   unsigned ring = 0;
   int i = 0;
   for (; i < argc; ++i) {
@@ -526,6 +530,8 @@ int cmd_trace(int argc, char** argv) {
     } else if (a == "--region") {
       if (i + 1 >= argc) usage_error("%s needs a region name", a.c_str());
       region_names.push_back(argv[++i]);
+    } else if (a == "--no-subregions") {
+      subregions = false;
     } else if (a == "--ring") {
       if (i + 1 >= argc) usage_error("%s needs a number of records", a.c_str());
       char* end = nullptr;
@@ -539,6 +545,8 @@ int cmd_trace(int argc, char** argv) {
   }
   if (output.empty()) usage_error("%s", "trace needs an output file (-o FILE)");
   if (i >= argc) usage_error("%s", "trace needs a program to run (after --)");
+  if (!subregions && region_names.empty())
+    usage_error("%s", "--no-subregions needs --region NAME (without it every region is traced)");
   ex::TraceFormat fmt = ex::trace_format_for_path(output);
   if (!format.empty() && !ex::parse_trace_format(format, fmt)) usage_error("unknown trace format '%s' (vtf3, otf2)", format.c_str());
   char** prog = argv + i;
@@ -570,7 +578,9 @@ int cmd_trace(int argc, char** argv) {
   MRI_Region_Table table{specs.empty() ? nullptr : specs.data(), int(specs.size())};
   MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
   if (MRI_Register_Call_Back_Function(archive_records) != MRI_OK) die("call-back");
-  if (MRI_Trace_Request(&ev, &table, nullptr, nullptr) < 0) die("trace request");
+  const MRI_Request_ID request = MRI_Trace_Request(&ev, &table, nullptr, nullptr);
+  if (request < 0) die("trace request");
+  if (!subregions && MRI_Set_Trace_Subregions(request, 0) != MRI_OK) die("--no-subregions");
   if (MRI_Start() != MRI_OK) die("start");
   for (;;) {
     int st = MRI_Wait();
