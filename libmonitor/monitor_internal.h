@@ -313,11 +313,21 @@ inline void trace_put(ThreadState* ts, const proto::TraceRecord& rec) {
   __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
 }
 
+// The fields are stored straight into the ring: a record built on the
+// stack and copied was read back with one 16-byte load over narrower
+// stores, a failed store-to-load forward that cost about 2 ns a record.
 inline void trace_append(ThreadState* ts, uint64_t timestamp, uint64_t data, uint32_t region,
                          proto::TraceKind kind, uint16_t request) {
-  const proto::TraceRecord rec{timestamp, data, region, uint16_t(kind), request};
-  if (__builtin_expect(ts->trace_head == ts->trace_limit, 0)) return trace_append_slow(ts, rec);
-  trace_put(ts, rec);
+  if (__builtin_expect(ts->trace_head == ts->trace_limit, 0))
+    return trace_append_slow(ts, proto::TraceRecord{timestamp, data, region, uint16_t(kind), request});
+  proto::TraceRecord* r = ts->ring + (ts->trace_head & ts->ring_mask);
+  r->timestamp = timestamp;
+  r->data = data;
+  r->region = region;
+  r->kind = uint16_t(kind);
+  r->request = request;
+  ++ts->trace_head;
+  __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);  // as in trace_put
 }
 
 }  // namespace mri::monitor
