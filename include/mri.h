@@ -85,7 +85,13 @@ typedef enum {
     MRI_REGION_PARALLEL_LOOP = 5, /* work-shared loop */
     MRI_REGION_PARALLEL_SECTIONS = 6,
     MRI_REGION_MASTER = 7,        /* master region inside a parallel region */
-    MRI_REGION_TYPE_COUNT = 8
+    /* Not in the paper: a function without annotations, found by unwinding
+     * the stack as the caller of a region (MRI_Set_Callpath_Unwinding). Its
+     * file is the object file (executable or shared library), its line the
+     * function's offset in it; it is never entered, so it has no flat
+     * profile values, only callpath edges. */
+    MRI_REGION_FUNCTION = 8,
+    MRI_REGION_TYPE_COUNT = 9
 } MRI_Region_Type;
 
 /* Location of a region: a unique id of its source file (see
@@ -274,6 +280,25 @@ int MRI_Set_Compensation(MRI_Request_ID request, int enabled);
  * release (MRI_Start/MRI_Start_Stop) on.
  * Errors: unknown request, not a trace request. */
 int MRI_Set_Trace_Subregions(MRI_Request_ID request, int enabled);
+
+/* Callpath profile requests only (not in the paper): enabled = 1 finds the
+ * functions without annotations between an instance and its enclosing
+ * profiled region by unwinding the application's stack (libunwind) at
+ * every enter of the request's regions. Each such function becomes a region
+ * of type MRI_REGION_FUNCTION named by its symbol, and the instance's path
+ * P -> F1 -> ... -> Fn -> R appears as edges (P, F1), ..., (Fn, R) in
+ * MRI_Get_Callpath_Data(): the edges into a function carry the instances
+ * and the inclusive values of the regions reached through it (a function's
+ * own calls are not counted; its exclusive value is 0). Off (0) by default:
+ * the unwinding costs about 80 ns per instance once the call sites are
+ * known (some microseconds at a call site's first instance). Applies from the
+ * next release. Inlined functions have no frame and do not appear; when the
+ * enclosing region's function is not found within 8 frames, the instance's
+ * caller is the region, as without unwinding.
+ * Errors: unknown request, not a callpath profile request. An application
+ * whose libmonitor was built without libunwind notes so in monitor_message
+ * and keeps the region-only callers. */
+int MRI_Set_Callpath_Unwinding(MRI_Request_ID request, int enabled);
 
 /* Deletes a request; its results are no longer accessible. Deleting an
  * unknown or already deleted id is an error. */

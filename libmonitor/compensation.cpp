@@ -67,6 +67,7 @@ struct Borrowed {
   AggTarget slice_metric[2];
   bool slice_callpath[2];
   bool slice_compensate[2];
+  bool slice_unwind[2];
 
   Borrowed()
       : plan(g.plan), plan_count(g.plan_count), aggs(g.aggs), slices(g.slices), traces(g.traces),
@@ -75,6 +76,8 @@ struct Borrowed {
       slice_metric[i] = g.slice_metric[i];
       slice_callpath[i] = g.slice_callpath[i];
       slice_compensate[i] = g.slice_compensate[i];
+      slice_unwind[i] = g.slice_unwind[i];
+      g.slice_unwind[i] = false;  // the calibration's plans never unwind
     }
   }
   ~Borrowed() {
@@ -88,6 +91,7 @@ struct Borrowed {
       g.slice_metric[i] = slice_metric[i];
       g.slice_callpath[i] = slice_callpath[i];
       g.slice_compensate[i] = slice_compensate[i];
+      g.slice_unwind[i] = slice_unwind[i];
     }
   }
 };

@@ -268,10 +268,9 @@ uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
   }
 }
 
-// The calling-context part of a profile slice (inside the sequence lock).
-__attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
-                                               uint64_t inclusive, uint64_t exclusive, uint64_t comp_inclusive,
-                                               uint64_t comp_exclusive, bool outermost) {
+// One caller/callee pair of a profile slice.
+void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
+              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost) {
   const uint32_t e = edge_index(ts, caller, callee);
   if (e == UINT32_MAX) return;
   proto::EdgeSlot* s = ts->edge_rows[slice] + e;
@@ -286,6 +285,24 @@ __attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, 
   }
   s->exclusive += exclusive;
   s->comp_exclusive += comp_exclusive;
+}
+
+// The calling-context part of a profile slice (inside the sequence lock).
+// With unwinding, the unannotated functions between the caller region and
+// this instance (ts->unwound at the popped frame's index, ts->depth) are
+// edges of their own: each carries the instance and its inclusive value,
+// no exclusive value.
+__attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
+                                               uint64_t inclusive, uint64_t exclusive, uint64_t comp_inclusive,
+                                               uint64_t comp_exclusive, bool outermost) {
+  if (g.slice_unwind[slice] && ts->frames[ts->depth].unwound) {
+    const UnwoundFrame& u = ts->unwound[ts->depth];
+    for (uint32_t k = 0; k < u.n; ++k) {
+      add_edge(ts, slice, caller, uint32_t(u.chain[k]), inclusive, 0, comp_inclusive, 0, outermost);
+      caller = uint32_t(u.chain[k]);
+    }
+  }
+  add_edge(ts, slice, caller, callee, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
 }
 
 inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -409,8 +426,10 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.child = 0;
       f.overhead_mark = ts->overhead_clock;
       f.child_overhead = 0;
+      f.unwound = 0;
       if (f.profiled) ts->open[id] += 1;
       if (MRI_UNLIKELY(g.plan[id].counters)) enter_counters(ts, f);
+      if (MRI_UNLIKELY(g.plan[id].unwind)) unwind_enter(ts, desc->type, ts->depth - 1);
       f.start = ticks();  // last: the monitor's own work is outside the region's time
     }
   }

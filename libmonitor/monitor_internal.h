@@ -67,9 +67,20 @@ struct Frame {
   // reads counters; a stale value can never match at the exit, because a
   // release that changes which regions read counters starts a new list.
   uint32_t counters_generation;
-  uint32_t pad;
+  uint32_t unwound;  // 1: ThreadState::unwound[this index] holds this instance's unannotated callers
 };
 static_assert(sizeof(Frame) == 48);
+
+// Callpath profiles with unwinding (unwind.cpp): the function the region's
+// enter was in, and the functions without annotations between the
+// enclosing profiled region and this instance, as region ids (outermost
+// first).
+inline constexpr uint32_t kMaxUnwound = 8;
+struct UnwoundFrame {
+  uint64_t function;  // start address of the function holding the enter; 0: unknown
+  uint32_t n;
+  int32_t chain[kMaxUnwound];
+};
 
 struct FrameCounters {
   long long at_enter[papi::kMaxEvents];  // counter values at enter
@@ -124,6 +135,10 @@ struct alignas(64) ThreadState {
   proto::TraceRecord stash[kStashRecords];
   Frame frames[kMaxDepth];
   FrameCounters frame_counters[kMaxDepth];
+  // Unwinding (unwind.cpp), allocated at the thread's first unwound enter:
+  // per frame index, and this thread's return address -> function cache.
+  UnwoundFrame* unwound = nullptr;
+  void* unwind_cache = nullptr;
 };
 
 // One aggregate request attached to a region.
@@ -166,6 +181,7 @@ struct RegionPlan {
   uint32_t overhead_own = 0;
   uint32_t overhead_pair = 0;
   uint8_t cache = 0;        // simulated cache events requested: cache_enter/cache_exit (cache.cpp)
+  uint8_t unwind = 0;       // a callpath slice unwinds the stack at enter (unwind.cpp)
 };
 
 struct Global {
@@ -220,6 +236,11 @@ struct Global {
   AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
   bool slice_callpath[proto::kHardMaxProfileSlices]{};  // the slice's request keeps the calling context
   bool slice_compensate[proto::kHardMaxProfileSlices]{};  // the slice's request wants compensated values
+  bool slice_unwind[proto::kHardMaxProfileSlices]{};  // the slice's request finds unannotated callers
+  // Functions found by unwinding -> their MRI_REGION_FUNCTION region id
+  // (under unwind_mutex; allocated at the first one).
+  std::mutex unwind_mutex;
+  std::unordered_map<uint64_t, int32_t>* function_regions = nullptr;
   // Calibrated overhead per kind (compensation.cpp), fixed point.
   uint32_t overhead_own[proto::kOverheadKinds]{};
   uint32_t overhead_pair[proto::kOverheadKinds]{};
@@ -266,7 +287,16 @@ void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);
+// Monitor_Register_Region with g.control_mutex held by the caller.
+int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
+
+// Unwinding for callpath profiles (unwind.cpp). unwind_enter fills
+// ts->unwound[index] for the frame just pushed for a region of `type`
+// (inside the slow path). unwind_available: false in a build without
+// libunwind.
+bool unwind_available();
+__attribute__((noinline)) void unwind_enter(ThreadState* ts, uint32_t type, uint32_t index);
 
 bool tool_alive();
 

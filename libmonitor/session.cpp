@@ -332,6 +332,13 @@ void apply_requests() {
       slice_used[rec.profile_slice] = 1;
       g.slice_metric[rec.profile_slice] = {r, uint8_t(rec.metric), uint8_t(compensate), event};
       g.slice_callpath[rec.profile_slice] = (rec.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
+      g.slice_unwind[rec.profile_slice] = g.slice_callpath[rec.profile_slice] && (rec.flags & proto::kRequestUnwind);
+      if (g.slice_unwind[rec.profile_slice] && !unwind_available()) {
+        g.slice_unwind[rec.profile_slice] = false;
+        static bool noted = false;
+        if (!noted) note_error("this libmonitor was built without libunwind: callers are regions only, not unwound");
+        noted = true;
+      }
       g.slice_compensate[rec.profile_slice] = compensate;
       if (fresh)
         for (uint32_t t = 0; t < nthreads; ++t) {
@@ -411,6 +418,7 @@ void apply_requests() {
     for (uint32_t slice : prof[i]) {
       if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
       callpath |= g.slice_callpath[slice];
+      p.unwind |= g.slice_unwind[slice];
     }
     p.cache = region_cache[i];
     p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint || p.cache;
@@ -737,6 +745,15 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
   // The control mutex keeps this away from a reconfiguration (which rebuilds
   // the plans) and from a detach (which unmaps the segment).
   std::lock_guard<std::mutex> control(g.control_mutex);
+  return register_region_locked(d);
+}
+
+}  // extern "C"
+
+namespace mri::monitor {
+
+// Monitor_Register_Region with g.control_mutex held by the caller.
+int register_region_locked(Monitor_Region_Descriptor* d) {
   std::lock_guard<std::mutex> registry(g.registry_mutex);
   for (auto* known : g.descriptors)
     if (known == d) return d->id;
@@ -765,6 +782,7 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
       const uint32_t slice = g.slices[p.prof_begin + k];
       if (g.slice_metric[slice].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
       callpath |= g.slice_callpath[slice];
+      p.unwind |= g.slice_unwind[slice];
     }
     set_plan_overhead(p, callpath);
     g.plans.push_back(p);  // within the reserved capacity: the array does not move
@@ -775,6 +793,10 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
   __atomic_store_n(&d->armed, armed, __ATOMIC_RELAXED);
   return id;
 }
+
+}  // namespace mri::monitor
+
+extern "C" {
 
 void Monitor_Init(void) {
   if (g.mode.load() != kStopped || g.published) return;

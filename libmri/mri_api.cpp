@@ -355,6 +355,7 @@ int place_request(Request& r) {
   if (r.callpath) rec->flags |= proto::kRequestCallpath;
   if (!r.compensate) rec->flags |= proto::kRequestNoCompensation;
   if (!r.subregions) rec->flags |= proto::kRequestNoSubregions;
+  if (r.unwind) rec->flags |= proto::kRequestUnwind;
   if (r.kind == MRI_TRACE_REQUEST) {
     // Threads named in the active-object table (the process means all).
     bool all = r.active_objects.empty();
@@ -955,6 +956,25 @@ int MRI_Set_Trace_Subregions(MRI_Request_ID request, int enabled) {
     proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
     const uint32_t flags = sync::load(rec->flags);
     sync::store(rec->flags, r.subregions ? flags & ~proto::kRequestNoSubregions : flags | proto::kRequestNoSubregions);
+  }
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Set_Callpath_Unwinding(MRI_Request_ID request, int enabled) {
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  auto it = s.requests.find(request);
+  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
+  Request& r = it->second;
+  if (r.kind != MRI_PROFILE_REQUEST || !r.callpath)
+    return fail("request %d is not a callpath profile request (MRI_Callpath_Profile_Request)", request);
+  r.unwind = enabled != 0;
+  if (r.slot >= 0 && s.view.base) {
+    // Read by the application at the next release.
+    proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
+    const uint32_t flags = sync::load(rec->flags);
+    sync::store(rec->flags, r.unwind ? flags | proto::kRequestUnwind : flags & ~proto::kRequestUnwind);
   }
   clear_error();
   return MRI_OK;

@@ -91,6 +91,7 @@ const char* MRI_Region_Type_Name(MRI_Region_Type type) {
     case MRI_REGION_PARALLEL_LOOP: return "PARALLEL_LOOP";
     case MRI_REGION_PARALLEL_SECTIONS: return "PARALLEL_SECTIONS";
     case MRI_REGION_MASTER: return "MASTER";
+    case MRI_REGION_FUNCTION: return "FUNCTION";
     case MRI_REGION_TYPE_COUNT: break;
   }
   return "?";

@@ -46,6 +46,7 @@ struct Request {
   bool callpath = false;  // MRI_Callpath_Profile_Request
   bool compensate = true;  // MRI_Set_Compensation
   bool subregions = true;  // MRI_Set_Trace_Subregions
+  bool unwind = false;     // MRI_Set_Callpath_Unwinding
   // Simulated cache events (histogram.cpp).
   bool simulated = false;   // measured by the application's cache simulator
   uint32_t cache_event = 0; // proto::CacheRequestRecord::event

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 7
+#define MRI_PROTOCOL_VERSION 8
 #endif
 
 namespace mri::proto {
@@ -261,6 +261,10 @@ inline constexpr uint32_t kRequestCallpath = 1u << 4;
 // kAggregate, kProfile: no overhead compensation; the compensated values
 // equal the raw ones (and cost nothing extra to keep).
 inline constexpr uint32_t kRequestNoCompensation = 1u << 5;
+// kProfile with kRequestCallpath: unwind the stack at each instance's enter
+// to find the functions without annotations between the instance and its
+// enclosing profiled region (they become MRI_REGION_FUNCTION regions).
+inline constexpr uint32_t kRequestUnwind = 1u << 6;
 static_assert(sizeof(RequestRecord) == 32 + kEventNameBytes);
 
 // Written by the application when it applied a request.

@@ -11,6 +11,7 @@ packages=(
   libpapi-dev papi-tools             # PAPI backend: counters by name (papi_avail to look around)
   googletest libgtest-dev libgmock-dev  # unit and fault tests
   libhwloc-dev                       # machine topology (MRI_Get_System_Information)
+  libunwind-dev                      # unannotated callers in callpath profiles (libmonitor; optional, MRI_USE_LIBUNWIND)
   libbenchmark-dev                   # bench/
   python3 bc                         # bench/run_ladder.sh summary, bench/run_trace_export.sh
   procps util-linux                  # ipcs, used by the shared-memory check

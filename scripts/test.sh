@@ -21,5 +21,5 @@ BUILD_DIR=build-tsan scripts/build.sh -DMRI_SANITIZE=thread -DMRI_BUILD_BENCH=OF
 (cd build-tsan && ctest --output-on-failure)
 
 echo "== build and test without PAPI and hwloc"
-BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_USE_OTF2=OFF -DMRI_BUILD_BENCH=OFF
+BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_USE_OTF2=OFF -DMRI_USE_LIBUNWIND=OFF -DMRI_BUILD_BENCH=OFF
 (cd build-minimal && ctest --output-on-failure)

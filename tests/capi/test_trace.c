@@ -343,6 +343,67 @@ static void test_callpath_profile(void **state)
         }
 }
 
+/* Callers without annotations, found by unwinding: "mri_relay 50" calls child
+ * through relay_outer -> relay_inner, from main directly, and from a loop
+ * region inside relay_loop. A second callpath request in the same run
+ * without unwinding sees region callers only. */
+static void test_callpath_unwinding(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_relay", "50", NULL};
+    if (MRI_Application_Load(MRI_RELAY, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    MRI_Runtime_Information_Spec t = MRI_EXECUTION_TIME;
+    MRI_Region_Table all = {NULL, 0};
+    MRI_Request_ID unwound = MRI_Callpath_Profile_Request(&t, &all, NULL, NULL);
+    MRI_Request_ID regions_only = MRI_Callpath_Profile_Request(&t, &all, NULL, NULL);
+    MRI_Request_ID flat = MRI_Profile_Request(&t, &all, NULL, NULL);
+    assert_true(unwound > 0 && regions_only > 0 && flat > 0);
+    assert_int_equal(MRI_Set_Callpath_Unwinding(unwound, 1), MRI_OK);
+    expect_error(MRI_Set_Callpath_Unwinding(flat, 1), "not a callpath profile request");
+    expect_error(MRI_Set_Callpath_Unwinding(4242, 1), "does not exist");
+    run_to_end();
+
+    MRI_Callpath_Profile_Results *res = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(regions_only, &res), MRI_OK);
+    assert_int_equal(res->nr_Elements, 4);
+    assert_int_equal(edge(res, NULL, "main")->instances, 1);
+    assert_int_equal(edge(res, "main", "child")->instances, 100);
+    assert_int_equal(edge(res, "main", "step")->instances, 1);
+    assert_int_equal(edge(res, "step", "child")->instances, 50);
+    const double child_total = edge(res, "main", "child")->inclusive + edge(res, "step", "child")->inclusive;
+
+#ifdef MRI_TEST_HAVE_LIBUNWIND
+    assert_int_equal(MRI_Get_Callpath_Data(unwound, &res), MRI_OK);
+    assert_int_equal(res->nr_Elements, 8);
+    assert_int_equal(edge(res, NULL, "main")->instances, 1);
+    assert_int_equal(edge(res, "main", "relay_outer")->instances, 50);
+    assert_int_equal(edge(res, "relay_outer", "relay_inner")->instances, 50);
+    const MRI_Callpath_Element *via = edge(res, "relay_inner", "child");
+    assert_int_equal(via->instances, 50);
+    assert_int_equal(edge(res, "main", "child")->instances, 50);
+    assert_int_equal(edge(res, "main", "relay_loop")->instances, 1);
+    assert_int_equal(edge(res, "relay_loop", "step")->instances, 1);
+    assert_int_equal(edge(res, "step", "child")->instances, 50);
+    /* A function's edges carry the inclusive value of what was reached
+     * through it, and no exclusive value. */
+    assert_true(edge(res, "main", "relay_outer")->inclusive == via->inclusive);
+    assert_true(edge(res, "relay_outer", "relay_inner")->exclusive == 0);
+    assert_true(via->exclusive > 0);
+    assert_true(edge(res, "main", "relay_loop")->inclusive == edge(res, "relay_loop", "step")->inclusive);
+    /* The same child instances as in the request without unwinding. */
+    const double total = via->inclusive + edge(res, "main", "child")->inclusive + edge(res, "step", "child")->inclusive;
+    assert_true(total > 0 && child_total > 0);
+    /* The functions are regions of their own type, named by their symbols. */
+    MRI_Region_Spec f = region("relay_inner");
+    assert_int_equal(f.type, MRI_REGION_FUNCTION);
+#else
+    /* Without libunwind in the application's libmonitor: region callers,
+     * and the reason in the monitor's message. */
+    assert_int_equal(MRI_Get_Callpath_Data(unwound, &res), MRI_OK);
+    assert_int_equal(res->nr_Elements, 4);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +413,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

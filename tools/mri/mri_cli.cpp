@@ -31,7 +31,7 @@ namespace {
 
 const char* kUsage =
     "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-compensation]\n"
-    "                   [-o FILE] -- PROGRAM [ARGS...]\n"
+    "                   [-o FILE [--unwind]] -- PROGRAM [ARGS...]\n"
     "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--no-subregions] [--ring RECORDS]\n"
     "                 -- PROGRAM [ARGS...]\n"
     "       mri hist --metric EVENT [--data NAME] [--bins N] [--region NAME]... [--config CACHES]\n"
@@ -49,6 +49,8 @@ const char* kUsage =
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
     "          --no-compensation  raw times only (the monitor does less per region)\n"
+    "          --unwind       with -o: also put functions without annotations between\n"
+    "                         regions into the call tree (stack unwinding at every enter)\n"
     "          -o FILE        also write the profile with its call tree in the callgrind\n"
     "                         format (open it with kcachegrind or callgrind_annotate)\n"
     "trace     the trace archiver: run PROGRAM and write every region enter and exit of\n"
@@ -214,6 +216,13 @@ std::map<RegionKey, uint32_t> region_indices(std::vector<mri::exporters::Region>
         reg.file = "?";
       }
       reg.line = t.region[r].id.line_NR;
+      if (t.region[r].type == MRI_REGION_FUNCTION) {
+        // Found by unwinding: its "file" is the object file and its line the
+        // offset in it, no source to show ("???" is callgrind's own name for
+        // an unknown source file; annotators skip it).
+        reg.line = 0;
+        reg.file = "???";
+      }
       reg.kind = MRI_Region_Type_Name(t.region[r].type);
       out->push_back(reg);
     }
@@ -283,7 +292,7 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
 
 int cmd_profile(int argc, char** argv) {
   std::string sort = "incl", output;
-  bool per_thread = false, all = false;
+  bool per_thread = false, all = false, unwind = false;
   int i = 0;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -305,6 +314,8 @@ int cmd_profile(int argc, char** argv) {
       all = true;
     } else if (a == "--no-compensation") {
       g_compensate = false;
+    } else if (a == "--unwind") {
+      unwind = true;
     } else if (a == "-o" || a == "--output") {
       if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
       output = argv[++i];
@@ -315,6 +326,7 @@ int cmd_profile(int argc, char** argv) {
     }
   }
   if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
+  if (unwind && output.empty()) usage_error("%s", "--unwind needs -o FILE (it adds callers to the call tree)");
   char** prog = argv + i;
   load(prog);
 
@@ -325,12 +337,14 @@ int cmd_profile(int argc, char** argv) {
   MRI_Request_ID req = request(&ri, &every, nullptr, nullptr);
   if (req < 0) die("profile request");
   if (!g_compensate && MRI_Set_Compensation(req, 0) != MRI_OK) die("--no-compensation");
+  if (unwind && MRI_Set_Callpath_Unwinding(req, 1) != MRI_OK) die("--unwind");
   std::vector<MRI_Request_ID> metric_req;
   for (const auto& m : g_metrics) {
     MRI_Runtime_Information_Spec mri;
     if (MRI_Runtime_Information_By_Name(m.c_str(), &mri) != MRI_OK) die(("--metric " + m).c_str());
     metric_req.push_back(request(&mri, &every, nullptr, nullptr));
     if (metric_req.back() < 0) die(("--metric " + m).c_str());
+    if (unwind && MRI_Set_Callpath_Unwinding(metric_req.back(), 1) != MRI_OK) die("--unwind");
   }
   if (MRI_Start() != MRI_OK) die("start");
   for (;;) {
