@@ -15,6 +15,10 @@
 // noted; at the exit the buffer is simulated, the difference is the
 // instance's value, and the monitor is disabled when the outermost instance
 // ends. Histograms copy the monitors' bins into the thread's row then.
+// Profiles keep a stack of open instances per target, like PAPI counters
+// in hot_path.cpp: an instance's exclusive count is its inclusive count
+// minus those of the target's instances directly inside it, and its caller
+// (callpath) is the instance below it on that stack.
 //
 // Concurrency: targets are rebuilt by the control thread while every
 // application thread is quiescent (cache_apply); each thread's CacheThread
@@ -58,7 +62,17 @@ struct Target {
   uint32_t bins;  // histogram: bins in use
   sim::Event event;
   bool whole;  // aggregate over every address (no data structure)
+  bool profile;   // a profile request: rows of `slice`
+  bool callpath;  // and its edges
+  uint32_t slice;
   proto::HistogramLayout layout;  // the data structures' pieces (aggregate: one piece, one bin)
+};
+
+// An open instance of a profile target's region.
+struct OpenInstance {
+  uint32_t region;
+  uint64_t start;  // the monitors' total at the enter
+  uint64_t child;  // counts of the target's instances directly inside
 };
 
 // One target on one thread.
@@ -66,6 +80,7 @@ struct TargetThread {
   uint64_t key = 0;
   std::vector<int> monitors;     // one per piece (or one for every address)
   std::vector<uint64_t> starts;  // aggregate: totals at the enter of each open instance
+  std::vector<OpenInstance> open;  // profile: the open instances, innermost last
   uint32_t depth = 0;            // open instances of the target's regions
 };
 
@@ -236,8 +251,13 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
     proto::CacheRequestRecord c;
     std::memcpy(&c, v.cache_request(q.slot), sizeof c);  // one fetch, then validate the copy
     const bool histogram = q.record.kind == uint32_t(proto::RequestKind::kHistogram);
-    if (!histogram && q.record.kind != uint32_t(proto::RequestKind::kAggregate)) {
-      corrupt("a cache event is for aggregate and histogram requests");
+    const bool profile = q.record.kind == uint32_t(proto::RequestKind::kProfile);
+    if (!histogram && !profile && q.record.kind != uint32_t(proto::RequestKind::kAggregate)) {
+      corrupt("a cache event is for aggregate, profile and histogram requests");
+      continue;
+    }
+    if (profile && q.record.profile_slice >= v.g.max_profile_slices) {
+      corrupt("profile slice out of range");
       continue;
     }
     const uint32_t level = c.event / 8, kind = c.event % 8;
@@ -307,8 +327,18 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
         const proto::DataRecord& r = records[c.data_index - 1];
         t.layout.pieces.push_back(proto::HistogramPiece{c.data_index - 1, r.address, r.bytes, 0, 0, 0, 1});
       }
-      if (fresh)
+      if (profile) {
+        t.profile = true;
+        t.slice = q.record.profile_slice;
+        t.callpath = (q.record.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
+        if (fresh)
+          for (uint32_t th = 0; th < nthreads; ++th) {
+            std::memset(v.profile_row(t.slice, th), 0, sizeof(proto::ProfileSlot) * region_cache.size());
+            if (t.callpath) std::memset(v.edge_row(t.slice, th), 0, sizeof(proto::EdgeSlot) * v.g.max_edges);
+          }
+      } else if (fresh) {
         for (uint32_t th = 0; th < nthreads; ++th) std::memset(v.aggregate(th, q.slot), 0, sizeof(proto::AggregateSlot));
+      }
     }
     const uint32_t index = uint32_t(targets.size());
     targets.push_back(std::move(t));
@@ -357,9 +387,43 @@ void cache_enter(ThreadState* ts, uint32_t region) {
     if (tt.monitors.empty() && !create_monitors(h, t, ts->index, tt)) continue;
     if (tt.depth++ == 0)
       for (int id : tt.monitors) h->set_monitor_enabled(id, true);
-    if (!t.histogram) tt.starts.push_back(total(h, tt));
+    if (t.profile)
+      tt.open.push_back(OpenInstance{region, total(h, tt), 0});
+    else if (!t.histogram)
+      tt.starts.push_back(total(h, tt));
   }
 }
+
+namespace {
+
+// A profile target's instance ends: its rows in the target's slice.
+void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region) {
+  if (tt.open.empty() || tt.open.back().region != region) return;  // entered before the request was in place
+  const OpenInstance inst = tt.open.back();
+  tt.open.pop_back();
+  const uint64_t inclusive = total(h, tt) - inst.start;
+  const uint64_t exclusive = inclusive > inst.child ? inclusive - inst.child : 0;
+  bool outermost = true;  // recursion: inclusive counts once
+  for (const OpenInstance& o : tt.open) outermost &= o.region != region;
+  if (!tt.open.empty()) tt.open.back().child += inclusive;
+  // Counts: nothing to compensate, the comp_ fields equal the raw ones.
+  seq_begin(ts->seq);
+  proto::ProfileSlot* s = ts->profile_rows[t.slice] + region;
+  s->calls += 1;
+  if (outermost) {
+    s->inclusive += inclusive;
+    s->comp_inclusive += inclusive;
+  }
+  s->exclusive += exclusive;
+  s->comp_exclusive += exclusive;
+  if (t.callpath) {
+    const uint32_t caller = tt.open.empty() ? proto::kNoCaller : tt.open.back().region;
+    add_edge(ts, t.slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
+  }
+  seq_end(ts->seq);
+}
+
+}  // namespace
 
 void cache_exit(ThreadState* ts, uint32_t region) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
@@ -370,7 +434,9 @@ void cache_exit(ThreadState* ts, uint32_t region) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
     if (tt.depth == 0) continue;  // entered before the request was in place
-    if (!t.histogram && !tt.starts.empty()) {
+    if (t.profile) {
+      profile_exit(h, ts, t, tt, region);
+    } else if (!t.histogram && !tt.starts.empty()) {
       const uint64_t now = total(h, tt);
       const uint64_t value = now - tt.starts.back();
       tt.starts.pop_back();

@@ -235,6 +235,8 @@ __attribute__((noinline)) void trace_values(ThreadState* ts, const RegionPlan& p
   }
 }
 
+}  // namespace
+
 // The edge index of (caller, callee) in this thread's callpath rows, or
 // UINT32_MAX when the table is full (the instance then counts in the flat
 // profile only; noted once per thread).
@@ -286,6 +288,8 @@ void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
   s->exclusive += exclusive;
   s->comp_exclusive += comp_exclusive;
 }
+
+namespace {
 
 // The calling-context part of a profile slice (inside the sequence lock).
 // With unwinding, the unannotated functions between the caller region and

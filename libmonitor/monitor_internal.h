@@ -291,6 +291,13 @@ int32_t publish_region(Monitor_Region_Descriptor* d);
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
+// Callpath rows (hot_path.cpp): the edge index of (caller, callee) in this
+// thread's rows (UINT32_MAX: table full), and one instance added to an
+// edge of a slice. Inside the thread's sequence lock.
+uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee);
+void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
+              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost);
+
 // Unwinding for callpath profiles (unwind.cpp). unwind_enter fills
 // ts->unwound[index] for the frame just pushed for a region of `type`
 // (inside the slow path). unwind_available: false in a build without

@@ -867,7 +867,7 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
   refresh_static_information();
   const uint32_t nthreads = thread_rows(s.view);
   const uint32_t nreg = uint32_t(s.regions.size());
-  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() ? 1.0 : s.ns_per_tick;
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
   std::map<std::pair<uint32_t, uint32_t>, MRI_Callpath_Element> sums;
   std::vector<proto::EdgeSlot> row(s.view.g.max_edges);
   for (uint32_t t = 0; t < nthreads && active; ++t) {
@@ -1057,7 +1057,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   r.prof_values.assign(nr * nt, MRI_Profile_Value{});
   // Profile values: time in ticks -> ns; counts as they are; for
   // instances the calls themselves (scale 0).
-  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() ? 1.0 : s.ns_per_tick;
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
   std::vector<proto::ProfileSlot> row(s.regions.size());
   for (size_t ti = 0; ti < nt; ++ti) {
     const uint32_t t = uint32_t(threads[ti]);

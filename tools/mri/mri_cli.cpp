@@ -401,7 +401,7 @@ int cmd_profile(int argc, char** argv) {
   MRI_Get_Application_Status(&st);
   std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
               prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
-              g_metrics.empty() ? "" : ", counters in events (PAPI)");
+              g_metrics.empty() ? "" : ", counters in events (PAPI or the cache simulator)");
   if (g_compensate) {
     MRI_Overhead_Calibration cal;
     if (MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[MRI_OVERHEAD_TIMER].calibrated)

@@ -118,8 +118,8 @@ static void test_data_structures_published(void **state)
     bins = 65;
     variables.data_structure = &sc;
     expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "at most one bin per byte");
-    /* Simulated events are not for profiles or traces. */
-    expect_error(MRI_Profile_Request(&ri, &regions, NULL, NULL), "aggregate and histogram requests only");
+    /* Simulated events are not for traces. */
+    expect_error(MRI_Trace_Request(&ri, &regions, NULL, NULL), "aggregate, profile and histogram requests only");
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -161,6 +161,67 @@ static void test_restricted_aggregates(void **state)
     char config[256];
     assert_int_equal(MRI_Get_Cache_Configuration(config, sizeof config), MRI_OK);
     assert_non_null(strstr(config, "L1:32K,8,64"));
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+static const MRI_Profile_Element *profile_element(const MRI_Histogram_Profile_Results *p, const char *name)
+{
+    MRI_Region_Spec r = region(name);
+    for (int i = 0; i < p->nr_Elements; i++)
+        if (p->element[i].region.type == r.type && p->element[i].region.id.file_ID == r.id.file_ID &&
+            p->element[i].region.id.line_NR == r.id.line_NR)
+            return &p->element[i];
+    fail_msg("no profile element for %s", name);
+    return NULL;
+}
+
+/* Simulated cache events in flat and callpath profiles: A's read misses
+ * happen in "sweep" (inside "main"), B's write misses in "fill". */
+static void test_profiles(void **state)
+{
+    (void)state;
+    load_app("3", "1");
+    MRI_Runtime_Information_Spec reads = MRI_LC1_DATA_READ_MISS, writes = MRI_LC1_DATA_WRITE_MISS;
+    MRI_Region_Table all = {NULL, 0};
+    MRI_Data_Structure_Spec a = data("A"), b = data("B");
+    MRI_Data_Structure_Table only_a = {&a, 1}, only_b = {&b, 1};
+    const MRI_Request_ID read_profile = MRI_Callpath_Profile_Request(&reads, &all, NULL, &only_a);
+    const MRI_Request_ID write_profile = MRI_Profile_Request(&writes, &all, NULL, &only_b);
+    assert_true(read_profile > 0 && write_profile > 0);
+    MRI_Runtime_Information_Spec trace_ri = MRI_LC1_DATA_READ_MISS;
+    expect_error(MRI_Trace_Request(&trace_ri, &all, NULL, NULL), "aggregate, profile and histogram requests only");
+    run_to_end();
+
+    void *p = NULL;
+    assert_int_equal(MRI_Get_Data(read_profile, &p), MRI_OK);
+    const MRI_Histogram_Profile_Results *flat = p;
+    assert_int_equal(flat->active, 1);
+    const MRI_Profile_Element *sweep = profile_element(flat, "sweep"), *main_ = profile_element(flat, "main");
+    assert_int_equal(sweep->instances, 3);
+    assert_int_equal((long)sweep->inclusive, 3 * kLinesA);
+    assert_int_equal((long)sweep->exclusive, 3 * kLinesA);
+    assert_int_equal((long)main_->inclusive, 3 * kLinesA);
+    assert_int_equal((long)main_->exclusive, 0); /* all of A's misses are in its sweeps */
+    assert_int_equal((long)profile_element(flat, "fill")->inclusive, 0);
+
+    MRI_Callpath_Profile_Results *cp = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(read_profile, &cp), MRI_OK);
+    int found = 0;
+    MRI_Region_Spec m = region("main"), s = region("sweep");
+    for (int i = 0; i < cp->nr_Elements; i++) {
+        const MRI_Callpath_Element *e = &cp->element[i];
+        if (e->has_caller && e->caller.id.line_NR == m.id.line_NR && e->callee.id.line_NR == s.id.line_NR) {
+            assert_int_equal(e->instances, 3);
+            assert_int_equal((long)e->inclusive, 3 * kLinesA);
+            found = 1;
+        }
+    }
+    assert_true(found);
+
+    assert_int_equal(MRI_Get_Data(write_profile, &p), MRI_OK);
+    flat = p;
+    assert_int_equal((long)profile_element(flat, "fill")->inclusive, kLinesB);
+    assert_int_equal((long)profile_element(flat, "main")->exclusive, 0);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -291,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_data_structures_published),
         cmocka_unit_test(test_restricted_aggregates),
         cmocka_unit_test(test_histograms),
+        cmocka_unit_test(test_profiles),
         cmocka_unit_test(test_bad_configuration),
         cmocka_unit_test(test_without_backend),
     };

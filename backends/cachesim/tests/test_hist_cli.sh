@@ -39,6 +39,16 @@ expect_error() {  # expect_error FRAGMENT ARGS...
 expect_error "unknown metric 'EXECUTION_TIME'" --metric EXECUTION_TIME -- "$app" sweep 1 1
 expect_error "has not registered a data structure \"nope\" (registered: A, B, C)" --metric L1_DATA_READ_MISS --data nope -- "$app" sweep 1 1
 expect_error "--bins: '0' is not a bin count in 1..1024" --metric L1_DATA_READ_MISS --bins 0 -- "$app" sweep 1 1
+# A simulated cache event as a profile metric, into the callgrind file: the
+# sweeps' L1 read misses (at least A's 2 x 1024 lines) are an event of
+# their own, and callgrind_annotate reads them back.
+"$mri" profile --metric LC1_DATA_READ_MISS -o "$dir/callgrind.out" -- "$app" sweep 2 1 > "$dir/p.out" 2>&1 ||
+  { cat "$dir/p.out"; fail "mri profile --metric LC1_DATA_READ_MISS"; }
+grep -q '^events: Time_ns TimeComp_ns LC1_DATA_READ_MISS' "$dir/callgrind.out" || fail "callgrind: no cache event"
+callgrind_annotate "$dir/callgrind.out" > "$dir/annotate.txt" 2>/dev/null || fail "callgrind_annotate"
+misses=$(awk '/:sweep$/ { gsub(",", "", $5); print $5 }' "$dir/annotate.txt")
+[ -n "$misses" ] && [ "$misses" -ge 2048 ] || { cat "$dir/annotate.txt"; fail "sweep's L1 read misses: '$misses' < 2048"; }
+
 expect_error "--bins: '2000' is not a bin count" --metric L1_DATA_READ_MISS --bins 2000 -- "$app" sweep 1 1
 expect_error "at most one bin per byte" --metric L1_DATA_READ_MISS --data C --bins 100 -- "$app" sweep 1 1
 expect_error "L2: 48 sets is not a power of two" --metric L1_DATA_READ_MISS --config "L1:32K,8,64;L2:48K,16,64" -- "$app" sweep 1 1
