@@ -4,9 +4,11 @@
 #   mri profile -o (callgrind format, read by callgrind_annotate),
 # on mri_testapp "steps 10 2": main -> step (10x) -> inner (20x, 2 per step).
 #
-#   test_exports.sh MRI TESTAPP WORKDIR
+# and, with mri_relay, mri profile --unwind (callers without annotations).
+#
+#   test_exports.sh MRI TESTAPP WORKDIR RELAY HAVE_LIBUNWIND(0|1)
 set -euo pipefail
-mri=$1 app=$2 work=$3
+mri=$1 app=$2 work=$3 relay=$4 have_unwind=$5
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -63,6 +65,20 @@ total=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$1); print $1}')
 grep -q '^events: Time_ns TimeComp_ns' callgrind.out.test || fail "callgrind: no TimeComp_ns event"
 comp=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$3); print $3}')
 (( comp > 0 && comp < total )) || fail "callgrind_annotate: compensated total $comp not in (0, $total)"
+
+# --- --unwind: the functions without annotations between main and child
+# are callers in the call tree (mri_relay 20: child 20 times through
+# relay_outer -> relay_inner).
+"$mri" profile -o callgrind.relay --unwind -- "$relay" 20 >relay.txt 2>&1 || { cat relay.txt; fail "mri profile --unwind"; }
+callgrind_annotate --inclusive=yes --tree=caller callgrind.relay >relay_annotate.txt 2>&1
+if [[ $have_unwind == 1 ]]; then
+  grep -Eq '< \?\?\?:relay_inner \(20x\)' relay_annotate.txt || { cat relay_annotate.txt; fail "--unwind: relay_inner is not child's caller"; }
+  grep -Eq '^c?fn=\([0-9]+\) relay_outer$' callgrind.relay || fail "--unwind: no relay_outer in the call tree"
+else
+  grep -Eq '< .*:main \(40x\)' relay_annotate.txt || { cat relay_annotate.txt; fail "without libunwind: main should call child 40 times"; }
+fi
+if "$mri" profile --unwind -- "$relay" 1 >/dev/null 2>unw.err; then fail "--unwind without -o succeeded"; fi
+grep -q "needs -o" unw.err || { cat unw.err; fail "no clear error for --unwind without -o"; }
 
 # --- The profile table shows raw and compensated columns, or raw only.
 "$mri" profile -- "$app" steps 3 1 >table.txt 2>&1 || { cat table.txt; fail "mri profile"; }
