@@ -350,6 +350,19 @@ inline void trace_put(ThreadState* ts, const proto::TraceRecord& rec) {
   __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
 }
 
+// Makes the thread's records visible to the tool (release: the records
+// before the head). The fast path does it every kHeadPublishEvery records;
+// the slow path, a wait for room, the thread's exit and every stop of the
+// world (quiesce) do it always, so the tool sees every record at a stop
+// and at the end, and at most kHeadPublishEvery - 1 of a running thread's
+// latest records lag. Publishing after each record cost about 1.3 ns per
+// pair with two traced threads: the collector's reads of the head line
+// pulled it away from the writer at every record.
+inline constexpr uint64_t kHeadPublishEvery = 16;
+inline void trace_publish_head(ThreadState* ts) {
+  if (ts->ring_head) __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);
+}
+
 // The fields are stored straight into the ring: a record built on the
 // stack and copied was read back with one 16-byte load over narrower
 // stores, a failed store-to-load forward that cost about 2 ns a record.
@@ -364,7 +377,8 @@ inline void trace_append(ThreadState* ts, uint64_t timestamp, uint64_t data, uin
   r->kind = uint16_t(kind);
   r->request = request;
   ++ts->trace_head;
-  __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);  // as in trace_put
+  if ((ts->trace_head & (kHeadPublishEvery - 1)) == 0)
+    __atomic_store_n(&ts->ring_head->head, ts->trace_head, __ATOMIC_RELEASE);  // as in trace_publish_head
 }
 
 }  // namespace mri::monitor

@@ -72,6 +72,7 @@ void thread_exit(void* p) {
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   if (m == kRunning || m == kStopped) {
     trace_flush_stash(ts);
+    trace_publish_head(ts);
     sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
   }
   if (ts->events.n) {
@@ -567,6 +568,11 @@ void quiesce(const ThreadState* self) {
       }
     }
   }
+  // Every thread is outside the monitor (or is the caller): their ring heads
+  // are stable, and the tool gets to see all of their records.
+  if (g.view.base)
+    for (uint32_t i = 0; i < n; ++i)
+      if (ThreadState* ts = g.threads[i].load(std::memory_order_acquire)) trace_publish_head(ts);
 }
 
 namespace {

@@ -51,6 +51,7 @@ WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
   const uint64_t t0 = ticks();
   const uint64_t deadline = sync::monotonic_ns() + g.trace_wait_ns;
   proto::AppControl& app = g.view.header()->app;
+  trace_publish_head(ts);  // the tool must see every record to make room
   __atomic_store_n(&ts->ring_head->waits, ts->ring_head->waits + 1, __ATOMIC_RELAXED);
   __atomic_store_n(&ts->ring_head->waiting, 1u, __ATOMIC_RELAXED);
   std::atomic_thread_fence(std::memory_order_seq_cst);  // waiting before the tail re-read (the tool checks it after moving the tail)

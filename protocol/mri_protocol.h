@@ -339,7 +339,7 @@ struct TraceRecord {
 static_assert(sizeof(TraceRecord) == 24);
 
 struct alignas(kCacheLine) TraceRingHead {
-  uint64_t head;       // records written (release-stored after each record)
+  uint64_t head;       // records published (release-stored every 16 records, at waits, exits and stops)
   uint64_t discarded;  // records dropped: the tool was gone, or did not make room within the wait bound
   uint32_t waiting;    // 1 while the thread waits for room (the tool then futex-wakes `TraceRingTail::tail_seq`)
   uint32_t waits;      // times the thread found its ring full
