@@ -371,6 +371,20 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
         accumulate_edge(ts, slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
       continue;
     }
+    if (MRI_UNLIKELY(m.metric == uint16_t(proto::Metric::kInstances))) {
+      // Inclusive: this instance and the profiled instances nested in it
+      // (they ended since its enter); exclusive: this instance.
+      const uint64_t subtree = uint32_t(ts->profiled_exits - ts->frames[ts->depth].instance_mark);
+      s->calls += 1;
+      if (outermost) {
+        s->inclusive += subtree;
+        s->comp_inclusive += subtree;
+      }
+      s->exclusive += 1;
+      s->comp_exclusive += 1;
+      if (g.slice_callpath[slice]) accumulate_edge(ts, slice, caller, region, subtree, 1, subtree, 1, outermost);
+      continue;
+    }
     const uint64_t exclusive = minus(dt, child);
     uint64_t comp_inclusive = dt, comp_exclusive = exclusive;
     if (MRI_LIKELY(g.slice_compensate[slice])) {
@@ -431,6 +445,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.overhead_mark = ts->overhead_clock;
       f.child_overhead = 0;
       f.unwound = 0;
+      f.instance_mark = ts->profiled_exits;
       if (f.profiled) ts->open[id] += 1;
       if (MRI_UNLIKELY(g.plan[id].counters)) enter_counters(ts, f);
       if (MRI_UNLIKELY(g.plan[id].unwind)) unwind_enter(ts, desc->type, ts->depth - 1);
@@ -477,6 +492,7 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   bool outermost = true;
   int32_t parent = -1;  // nearest profiled frame below: its exclusive values exclude this instance
   if (f.profiled) {
+    ts->profiled_exits += 1;
     outermost = (ts->open[id] -= 1) == 0;
     for (int32_t j = int32_t(ts->depth) - 1; j >= 0; --j)
       if (ts->frames[j].profiled) {

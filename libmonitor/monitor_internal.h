@@ -53,7 +53,8 @@ inline constexpr uint32_t kOverheadFracBits = 8;
 // index): the time-only path touches only these 48 bytes.
 struct Frame {
   int32_t region;
-  uint32_t profiled;  // the region carries a profile request: parent's exclusive excludes it
+  uint16_t profiled;  // the region carries a profile request: parent's exclusive excludes it
+  uint16_t unwound;   // 1: ThreadState::unwound[this index] holds this instance's unannotated callers
   uint64_t start;     // ticks at enter, shifted by the time spent parked since
   uint64_t child;     // ticks spent in profiled subregions
   // Overhead compensation (fixed point, kOverheadFracBits): the thread's
@@ -67,7 +68,9 @@ struct Frame {
   // reads counters; a stale value can never match at the exit, because a
   // release that changes which regions read counters starts a new list.
   uint32_t counters_generation;
-  uint32_t unwound;  // 1: ThreadState::unwound[this index] holds this instance's unannotated callers
+  // ThreadState::profiled_exits at enter: the profiled instances that end
+  // before this one's exit are nested in it (instance profiles count them).
+  uint32_t instance_mark;
 };
 static_assert(sizeof(Frame) == 48);
 
@@ -104,6 +107,7 @@ struct alignas(64) ThreadState {
   // The monitor's overhead this thread has spent in measured instances so
   // far (fixed point, kOverheadFracBits): advanced at every measured exit.
   uint64_t overhead_clock = 0;
+  uint32_t profiled_exits = 0;  // instances of profiled regions ended so far (mod 2^32)
   // This thread's profile and callpath rows, per slice ([region], [edge]).
   // Set when the thread is published; the start-up calibration points its
   // own state at private memory instead.

@@ -867,7 +867,7 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
   refresh_static_information();
   const uint32_t nthreads = thread_rows(s.view);
   const uint32_t nreg = uint32_t(s.regions.size());
-  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES || !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
   std::map<std::pair<uint32_t, uint32_t>, MRI_Callpath_Element> sums;
   std::vector<proto::EdgeSlot> row(s.view.g.max_edges);
   for (uint32_t t = 0; t < nthreads && active; ++t) {
@@ -885,10 +885,10 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
         el.callee = s.regions[e.callee].spec;
       }
       el.instances += e.calls;
-      el.inclusive += scale > 0 ? double(e.inclusive) * scale : double(e.calls);
-      el.exclusive += scale > 0 ? double(e.exclusive) * scale : double(e.calls);
-      el.compensated_inclusive += scale > 0 ? double(e.comp_inclusive) * scale : double(e.calls);
-      el.compensated_exclusive += scale > 0 ? double(e.comp_exclusive) * scale : double(e.calls);
+      el.inclusive += double(e.inclusive) * scale;
+      el.exclusive += double(e.exclusive) * scale;
+      el.compensated_inclusive += double(e.comp_inclusive) * scale;
+      el.compensated_exclusive += double(e.comp_exclusive) * scale;
     }
   }
   r.callpath_elements.clear();
@@ -1055,9 +1055,9 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   const size_t nr = region_ids.size(), nt = threads.size();
   r.prof_elements.assign(nr, MRI_Profile_Element{});
   r.prof_values.assign(nr * nt, MRI_Profile_Value{});
-  // Profile values: time in ticks -> ns; counts as they are; for
-  // instances the calls themselves (scale 0).
-  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES ? 0.0 : !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
+  // Profile values: time in ticks -> ns; counts as they are (instances:
+  // inclusive counts the profiled instances nested in each instance too).
+  const double scale = r.ri == MRI_NUMBER_OF_INSTANCES || !r.event.empty() || r.simulated ? 1.0 : s.ns_per_tick;
   std::vector<proto::ProfileSlot> row(s.regions.size());
   for (size_t ti = 0; ti < nt; ++ti) {
     const uint32_t t = uint32_t(threads[ti]);
@@ -1072,10 +1072,10 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
       MRI_Profile_Value& v = r.prof_values[ri * nt + ti];
       v.active_object = {MRI_THREAD, int(t)};
       v.instances = sl.calls;
-      v.inclusive = scale > 0 ? double(sl.inclusive) * scale : double(sl.calls);
-      v.exclusive = scale > 0 ? double(sl.exclusive) * scale : double(sl.calls);
-      v.compensated_inclusive = scale > 0 ? double(sl.comp_inclusive) * scale : double(sl.calls);
-      v.compensated_exclusive = scale > 0 ? double(sl.comp_exclusive) * scale : double(sl.calls);
+      v.inclusive = double(sl.inclusive) * scale;
+      v.exclusive = double(sl.exclusive) * scale;
+      v.compensated_inclusive = double(sl.comp_inclusive) * scale;
+      v.compensated_exclusive = double(sl.comp_exclusive) * scale;
     }
   }
   for (size_t ri = 0; ri < nr; ++ri) {

@@ -314,6 +314,9 @@ static void test_callpath_profile(void **state)
     assert_true(id > 0);
     MRI_Request_ID flat = MRI_Profile_Request(&t, &all, NULL, NULL);
     assert_true(flat > 0);
+    MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
+    MRI_Request_ID counts = MRI_Callpath_Profile_Request(&n, &all, NULL, NULL);
+    assert_true(counts > 0);
     expect_error(MRI_Get_Callpath_Data(flat, &(MRI_Callpath_Profile_Results *){NULL}), "no calling context");
     run_to_end();
     MRI_Callpath_Profile_Results *res = NULL;
@@ -340,6 +343,24 @@ static void test_callpath_profile(void **state)
         if (same(&f->element[i].region, &inner)) {
             assert_int_equal(f->element[i].instances, si->instances);
             assert_true(f->element[i].inclusive == si->inclusive);
+        }
+    /* Instance counts: exclusive = the instances, inclusive = with the
+     * profiled instances nested in them (main 1 + 10 steps + 20 inners). */
+    MRI_Callpath_Profile_Results *cr = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(counts, &cr), MRI_OK);
+    assert_int_equal((long)edge(cr, NULL, "main")->inclusive, 31);
+    assert_int_equal((long)edge(cr, NULL, "main")->exclusive, 1);
+    assert_int_equal((long)edge(cr, "main", "step")->inclusive, 30);
+    assert_int_equal((long)edge(cr, "main", "step")->exclusive, 10);
+    assert_int_equal((long)edge(cr, "step", "inner")->inclusive, 20);
+    assert_int_equal(MRI_Get_Data(counts, &p), MRI_OK);
+    f = p;
+    MRI_Region_Spec step = region("step");
+    for (int i = 0; i < f->nr_Elements; ++i)
+        if (same(&f->element[i].region, &step)) {
+            assert_int_equal(f->element[i].instances, 10);
+            assert_int_equal((long)f->element[i].inclusive, 30);
+            assert_int_equal((long)f->element[i].exclusive, 10);
         }
 }
 

@@ -62,9 +62,14 @@ total=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$1); print $1}')
 (( total >= 20000000 )) || fail "callgrind_annotate: total $total ns is below the 20 ms the steps sleep"
 # The compensated time is a second event: positive, and below the raw time
 # (the monitor's overhead was removed, not added).
-grep -q '^events: Time_ns TimeComp_ns' callgrind.out.test || fail "callgrind: no TimeComp_ns event"
+grep -q '^events: Time_ns TimeComp_ns Instances' callgrind.out.test || fail "callgrind: no TimeComp_ns and Instances events"
 comp=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$3); print $3}')
 (( comp > 0 && comp < total )) || fail "callgrind_annotate: compensated total $comp not in (0, $total)"
+# Instances: 1 main + 10 steps + 20 inners in all; 30 inclusive in step.
+instances=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$5); print $5}')
+[[ $instances == 31 ]] || fail "callgrind_annotate: $instances instances in all, expected 31"
+step_instances=$(awk '/^[0-9,]+ .*\* .*:step$/ {gsub(",","",$5); print $5; exit}' annotate.txt)
+[[ $step_instances == 30 ]] || { cat annotate.txt; fail "callgrind_annotate: step's inclusive instances $step_instances, expected 30"; }
 
 # --- --unwind: the functions without annotations between main and child
 # are callers in the call tree (mri_relay 20: child 20 times through

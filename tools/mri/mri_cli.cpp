@@ -232,8 +232,10 @@ std::map<RegionKey, uint32_t> region_indices(std::vector<mri::exporters::Region>
 
 // The callgrind file of `mri profile -o`: regions as functions, exclusive
 // values as self costs, and the call tree from the callpath requests.
+// Events: Time_ns, TimeComp_ns (unless --no-compensation), Instances, then
+// one per --metric.
 void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID time_req,
-                          const std::vector<MRI_Request_ID>& metric_req) {
+                          MRI_Request_ID instances_req, const std::vector<MRI_Request_ID>& metric_req) {
   namespace ex = mri::exporters;
   ex::Profile profile;
   profile.program = prog[0];
@@ -244,6 +246,8 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
     profile.events.push_back("TimeComp_ns");
     profile.event_descriptions.push_back("Execution time with the monitor's overhead removed (ns)");
   }
+  profile.events.push_back("Instances");
+  profile.event_descriptions.push_back("Region instances (inclusive: with the instances nested in them)");
   for (const auto& m : g_metrics) {
     profile.events.push_back(event_name(m));
     profile.event_descriptions.push_back(m);
@@ -252,11 +256,15 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   const size_t nev = profile.events.size();
   std::map<uint32_t, std::vector<uint64_t>> self;
   std::map<std::pair<uint32_t, uint32_t>, ex::ProfileCall> calls;
-  std::vector<MRI_Request_ID> reqs{time_req};
-  reqs.insert(reqs.end(), metric_req.begin(), metric_req.end());
   const size_t comp_column = g_compensate ? 1 : 0;  // TimeComp_ns follows Time_ns
+  std::vector<MRI_Request_ID> reqs{time_req, instances_req};
+  std::vector<size_t> columns{0, 1 + comp_column};
+  for (size_t m = 0; m < metric_req.size(); ++m) {
+    reqs.push_back(metric_req[m]);
+    columns.push_back(2 + comp_column + m);
+  }
   for (size_t r = 0; r < reqs.size(); ++r) {
-    const size_t ev = r == 0 ? 0 : r + comp_column;
+    const size_t ev = columns[r];
     MRI_Callpath_Profile_Results* res = nullptr;
     if (MRI_Get_Callpath_Data(reqs[r], &res) != MRI_OK) die("callpath results");
     for (int i = 0; i < res->nr_Elements; ++i) {
@@ -338,6 +346,14 @@ int cmd_profile(int argc, char** argv) {
   if (req < 0) die("profile request");
   if (!g_compensate && MRI_Set_Compensation(req, 0) != MRI_OK) die("--no-compensation");
   if (unwind && MRI_Set_Callpath_Unwinding(req, 1) != MRI_OK) die("--unwind");
+  // With -o, the Instances event of the callgrind file.
+  MRI_Request_ID instances_req = -1;
+  if (!output.empty()) {
+    MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
+    instances_req = MRI_Callpath_Profile_Request(&n, &every, nullptr, nullptr);
+    if (instances_req < 0) die("instance profile request");
+    if (unwind && MRI_Set_Callpath_Unwinding(instances_req, 1) != MRI_OK) die("--unwind");
+  }
   std::vector<MRI_Request_ID> metric_req;
   for (const auto& m : g_metrics) {
     MRI_Runtime_Information_Spec mri;
@@ -423,7 +439,7 @@ int cmd_profile(int argc, char** argv) {
       print_table(title, thread_rows[size_t(t)], sort, total);
     }
   }
-  if (!output.empty()) write_callgrind_file(output, prog, req, metric_req);
+  if (!output.empty()) write_callgrind_file(output, prog, req, instances_req, metric_req);
   int code = final_status(prog[0]);
   MRI_Finalize();
   return code;

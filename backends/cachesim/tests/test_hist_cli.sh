@@ -44,9 +44,9 @@ expect_error "--bins: '0' is not a bin count in 1..1024" --metric L1_DATA_READ_M
 # their own, and callgrind_annotate reads them back.
 "$mri" profile --metric LC1_DATA_READ_MISS -o "$dir/callgrind.out" -- "$app" sweep 2 1 > "$dir/p.out" 2>&1 ||
   { cat "$dir/p.out"; fail "mri profile --metric LC1_DATA_READ_MISS"; }
-grep -q '^events: Time_ns TimeComp_ns LC1_DATA_READ_MISS' "$dir/callgrind.out" || fail "callgrind: no cache event"
+grep -q '^events: Time_ns TimeComp_ns Instances LC1_DATA_READ_MISS' "$dir/callgrind.out" || fail "callgrind: no cache event"
 callgrind_annotate "$dir/callgrind.out" > "$dir/annotate.txt" 2>/dev/null || fail "callgrind_annotate"
-misses=$(awk '/:sweep$/ { gsub(",", "", $5); print $5 }' "$dir/annotate.txt")
+misses=$(awk '/:sweep$/ { gsub(",", "", $7); print $7 }' "$dir/annotate.txt")
 [ -n "$misses" ] && [ "$misses" -ge 2048 ] || { cat "$dir/annotate.txt"; fail "sweep's L1 read misses: '$misses' < 2048"; }
 
 expect_error "--bins: '2000' is not a bin count" --metric L1_DATA_READ_MISS --bins 2000 -- "$app" sweep 1 1
