@@ -408,14 +408,7 @@ void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, Tar
   if (!tt.open.empty()) tt.open.back().child += inclusive;
   // Counts: nothing to compensate, the comp_ fields equal the raw ones.
   seq_begin(ts->seq);
-  proto::ProfileSlot* s = ts->profile_rows[t.slice] + region;
-  s->calls += 1;
-  if (outermost) {
-    s->inclusive += inclusive;
-    s->comp_inclusive += inclusive;
-  }
-  s->exclusive += exclusive;
-  s->comp_exclusive += exclusive;
+  add_instance(ts->profile_rows[t.slice] + region, inclusive, exclusive, inclusive, exclusive, outermost);
   if (t.callpath) {
     const uint32_t caller = tt.open.empty() ? proto::kNoCaller : tt.open.back().region;
     add_edge(ts, t.slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);

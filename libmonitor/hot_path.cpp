@@ -280,13 +280,7 @@ void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
     s->caller = caller;
     s->callee = callee;
   }
-  s->calls += 1;
-  if (outermost) {
-    s->inclusive += inclusive;
-    s->comp_inclusive += comp_inclusive;
-  }
-  s->exclusive += exclusive;
-  s->comp_exclusive += comp_exclusive;
+  add_instance(s, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
 }
 
 namespace {
@@ -360,13 +354,7 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
       if (!delta) continue;
       const long long v = delta[m.event], own = v - child_counters[m.event];
       const uint64_t inclusive = v > 0 ? uint64_t(v) : 0, exclusive = own > 0 ? uint64_t(own) : 0;
-      s->calls += 1;
-      if (outermost) {
-        s->inclusive += inclusive;
-        s->comp_inclusive += inclusive;
-      }
-      s->exclusive += exclusive;
-      s->comp_exclusive += exclusive;
+      add_instance(s, inclusive, exclusive, inclusive, exclusive, outermost);
       if (g.slice_callpath[slice])
         accumulate_edge(ts, slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
       continue;
@@ -375,13 +363,7 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
       // Inclusive: this instance and the profiled instances nested in it
       // (they ended since its enter); exclusive: this instance.
       const uint64_t subtree = uint32_t(ts->profiled_exits - ts->frames[ts->depth].instance_mark);
-      s->calls += 1;
-      if (outermost) {
-        s->inclusive += subtree;
-        s->comp_inclusive += subtree;
-      }
-      s->exclusive += 1;
-      s->comp_exclusive += 1;
+      add_instance(s, subtree, 1, subtree, 1, outermost);
       if (g.slice_callpath[slice]) accumulate_edge(ts, slice, caller, region, subtree, 1, subtree, 1, outermost);
       continue;
     }
@@ -391,13 +373,7 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
       comp_inclusive = cdt;
       comp_exclusive = minus(cdt, minus(child, child_overhead >> kOverheadFracBits));
     }
-    s->calls += 1;
-    if (outermost) {
-      s->inclusive += dt;
-      s->comp_inclusive += comp_inclusive;
-    }
-    s->exclusive += exclusive;
-    s->comp_exclusive += comp_exclusive;
+    add_instance(s, dt, exclusive, comp_inclusive, comp_exclusive, outermost);
     if (MRI_UNLIKELY(g.slice_callpath[slice]))
       accumulate_edge(ts, slice, caller, region, dt, exclusive, comp_inclusive, comp_exclusive, outermost);
   }

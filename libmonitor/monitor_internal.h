@@ -295,6 +295,22 @@ int32_t publish_region(Monitor_Region_Descriptor* d);
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
+// One instance into a profile or edge slot (ProfileSlot, EdgeSlot): the
+// inclusive values only for the outermost instance of a region on the
+// thread (recursion counts once). Inside the thread's sequence lock.
+template <typename Slot>
+__attribute__((always_inline)) inline void add_instance(Slot* s, uint64_t inclusive, uint64_t exclusive,
+                                                        uint64_t comp_inclusive, uint64_t comp_exclusive,
+                                                        bool outermost) {
+  s->calls += 1;
+  if (outermost) {
+    s->inclusive += inclusive;
+    s->comp_inclusive += comp_inclusive;
+  }
+  s->exclusive += exclusive;
+  s->comp_exclusive += comp_exclusive;
+}
+
 // Callpath rows (hot_path.cpp): the edge index of (caller, callee) in this
 // thread's rows (UINT32_MAX: table full), and one instance added to an
 // edge of a slice. Inside the thread's sequence lock.
