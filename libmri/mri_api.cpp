@@ -921,63 +921,55 @@ int MRI_Set_Counter_Rotation(int enabled) {
   return MRI_OK;
 }
 
-int MRI_Set_Compensation(MRI_Request_ID request, int enabled) {
+}  // extern "C"
+
+namespace {
+
+// The per-request switches below: finds the request, checks that the switch
+// applies to it (`why_not`: the reason when not), and sets `bit` in its
+// placed record when `set_bit`, else clears it. The application reads the
+// record's flags at the next release; results stay.
+int set_request_switch(MRI_Request_ID request, bool (*applies)(const Request&), const char* why_not,
+                       bool Request::*field, bool value, uint32_t bit, bool set_bit) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   auto it = s.requests.find(request);
   if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
   Request& r = it->second;
-  if (r.kind == MRI_TRACE_REQUEST)
-    return fail("request %d is a trace request: trace records carry raw values, there is nothing to compensate",
-                request);
-  r.compensate = enabled != 0;
+  if (!applies(r)) return fail("request %d %s", request, why_not);
+  r.*field = value;
   if (r.slot >= 0 && s.view.base) {
-    // Read by the application at the next release; the results stay.
     proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
     const uint32_t flags = sync::load(rec->flags);
-    sync::store(rec->flags, r.compensate ? flags & ~proto::kRequestNoCompensation
-                                         : flags | proto::kRequestNoCompensation);
+    sync::store(rec->flags, set_bit ? flags | bit : flags & ~bit);
   }
   clear_error();
   return MRI_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MRI_Set_Compensation(MRI_Request_ID request, int enabled) {
+  return set_request_switch(
+      request, [](const Request& r) { return r.kind != MRI_TRACE_REQUEST; },
+      "is a trace request: trace records carry raw values, there is nothing to compensate", &Request::compensate,
+      enabled != 0, proto::kRequestNoCompensation, enabled == 0);
 }
 
 int MRI_Set_Trace_Subregions(MRI_Request_ID request, int enabled) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  auto it = s.requests.find(request);
-  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
-  Request& r = it->second;
-  if (r.kind != MRI_TRACE_REQUEST)
-    return fail("request %d is not a trace request: only traces follow their regions into subregions", request);
-  r.subregions = enabled != 0;
-  if (r.slot >= 0 && s.view.base) {
-    // Read by the application at the next release.
-    proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
-    const uint32_t flags = sync::load(rec->flags);
-    sync::store(rec->flags, r.subregions ? flags & ~proto::kRequestNoSubregions : flags | proto::kRequestNoSubregions);
-  }
-  clear_error();
-  return MRI_OK;
+  return set_request_switch(
+      request, [](const Request& r) { return r.kind == MRI_TRACE_REQUEST; },
+      "is not a trace request: only traces follow their regions into subregions", &Request::subregions,
+      enabled != 0, proto::kRequestNoSubregions, enabled == 0);
 }
 
 int MRI_Set_Callpath_Unwinding(MRI_Request_ID request, int enabled) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  auto it = s.requests.find(request);
-  if (it == s.requests.end()) return fail("request %d does not exist (never created, or deleted)", request);
-  Request& r = it->second;
-  if (r.kind != MRI_PROFILE_REQUEST || !r.callpath)
-    return fail("request %d is not a callpath profile request (MRI_Callpath_Profile_Request)", request);
-  r.unwind = enabled != 0;
-  if (r.slot >= 0 && s.view.base) {
-    // Read by the application at the next release.
-    proto::RequestRecord* rec = s.view.request(uint32_t(r.slot));
-    const uint32_t flags = sync::load(rec->flags);
-    sync::store(rec->flags, r.unwind ? flags | proto::kRequestUnwind : flags & ~proto::kRequestUnwind);
-  }
-  clear_error();
-  return MRI_OK;
+  return set_request_switch(
+      request, [](const Request& r) { return r.kind == MRI_PROFILE_REQUEST && r.callpath; },
+      "is not a callpath profile request (MRI_Callpath_Profile_Request)", &Request::unwind, enabled != 0,
+      proto::kRequestUnwind, enabled != 0);
 }
 
 int MRI_Request_Delete(MRI_Request_ID request) {
