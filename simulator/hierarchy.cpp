@@ -318,11 +318,13 @@ struct Hierarchy::Impl {
     }
   }
 
-  // Another core writes `addr`: remove the line from every instance that is
-  // not on the writer's path. A dirty copy is written back to the shared
-  // levels first.
-  template <bool kMon>
-  void invalidate_others(uint32_t core, uint64_t addr) {
+  // Other cores' copies of the line holding `addr`, in every private
+  // instance not on `core`'s path. kInvalidate (another core writes it):
+  // each copy is removed, a dirty one written back to the shared levels
+  // first. Otherwise (a read leaves `core`'s private levels): dirty copies
+  // are written back and stay as clean copies.
+  template <bool kMon, bool kInvalidate>
+  void visit_others(uint32_t core, uint64_t addr) {
     for (uint32_t lvl = 0; lvl < first_single; ++lvl) {
       Cache& c = data[lvl];
       const uint32_t mine = c.instance_of(core);
@@ -334,10 +336,15 @@ struct Hierarchy::Impl {
         const int w = find_way(set, c.ways, line << 1);
         if (w < 0) continue;
         const uint64_t entry = set[w];
-        remove_way(set, c.ways, w);
         const uint32_t owner = inst * c.cores_per_instance;
-        ++raw(owner, lvl).invalidations;
-        note<kMon>(owner, line_addr, lvl, EventKind::kInvalidation);
+        if (kInvalidate) {
+          remove_way(set, c.ways, w);
+          ++raw(owner, lvl).invalidations;
+          note<kMon>(owner, line_addr, lvl, EventKind::kInvalidation);
+        } else {
+          if (!(entry & kDirty)) continue;
+          set[w] &= ~kDirty;
+        }
         if (entry & kDirty) {
           ++raw(owner, lvl).write_backs;
           note<kMon>(owner, line_addr, lvl, EventKind::kWriteBack);
@@ -346,28 +353,13 @@ struct Hierarchy::Impl {
       }
     }
   }
-
-  // A read leaves `core`'s private levels: other cores' dirty copies are
-  // written back to the shared levels and stay as clean copies.
+  template <bool kMon>
+  void invalidate_others(uint32_t core, uint64_t addr) {
+    visit_others<kMon, true>(core, addr);
+  }
   template <bool kMon>
   void downgrade_others(uint32_t core, uint64_t addr) {
-    for (uint32_t lvl = 0; lvl < first_single; ++lvl) {
-      Cache& c = data[lvl];
-      const uint32_t mine = c.instance_of(core);
-      const uint64_t line = addr >> c.line_shift;
-      const uint64_t line_addr = line << c.line_shift;
-      for (uint32_t inst = 0; inst < c.instances; ++inst) {
-        if (inst == mine) continue;
-        uint64_t* set = c.set_for(inst, line);
-        const int w = find_way(set, c.ways, line << 1);
-        if (w < 0 || !(set[w] & kDirty)) continue;
-        set[w] &= ~kDirty;
-        const uint32_t owner = inst * c.cores_per_instance;
-        ++raw(owner, lvl).write_backs;
-        note<kMon>(owner, line_addr, lvl, EventKind::kWriteBack);
-        push_write_back(owner, first_single, line_addr);
-      }
-    }
+    visit_others<kMon, false>(core, addr);
   }
 
   // ------------------------------------------------------------ general path
