@@ -18,7 +18,10 @@
 // Profiles keep a stack of open instances per target, like PAPI counters
 // in hot_path.cpp: an instance's exclusive count is its inclusive count
 // minus those of the target's instances directly inside it, and its caller
-// (callpath) is the instance below it on that stack.
+// (callpath) is the instance below it on that stack. Traces write one value
+// record per instance of the requested regions and, with subregions, of
+// every region entered inside one of them; their monitors count while an
+// instance of a requested region is open.
 //
 // Concurrency: targets are rebuilt by the control thread while every
 // application thread is quiescent (cache_apply); each thread's CacheThread
@@ -65,6 +68,9 @@ struct Target {
   bool profile;   // a profile request: rows of `slice`
   bool callpath;  // and its edges
   uint32_t slice;
+  bool trace;     // a trace request: a value record per traced instance
+  std::vector<uint8_t> root;  // trace: the requested regions (the others are traced inside them)
+  std::vector<uint64_t> threads;  // trace: thread mask; empty: every thread
   proto::HistogramLayout layout;  // the data structures' pieces (aggregate: one piece, one bin)
 };
 
@@ -81,7 +87,7 @@ struct TargetThread {
   std::vector<int> monitors;     // one per piece (or one for every address)
   std::vector<uint64_t> starts;  // aggregate: totals at the enter of each open instance
   std::vector<OpenInstance> open;  // profile: the open instances, innermost last
-  uint32_t depth = 0;            // open instances of the target's regions
+  uint32_t depth = 0;            // open instances of the target's regions (trace: of its requested regions)
 };
 
 struct CacheThread {
@@ -137,6 +143,13 @@ sim::Hierarchy* simulator() {
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
 }
+
+// Trace targets: whether thread `index` is traced; and the start of an
+// instance outside the requested regions' instances.
+bool traced(const Target& t, uint32_t index) {
+  return t.threads.empty() || ((t.threads[index >> 6] >> (index & 63)) & 1);
+}
+constexpr uint64_t kNotTraced = ~uint64_t{0};
 
 CacheThread* thread_of(ThreadState* ts) {
   CacheThread*& ct = (*g_threads)[ts->index];
@@ -252,8 +265,9 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
     std::memcpy(&c, v.cache_request(q.slot), sizeof c);  // one fetch, then validate the copy
     const bool histogram = q.record.kind == uint32_t(proto::RequestKind::kHistogram);
     const bool profile = q.record.kind == uint32_t(proto::RequestKind::kProfile);
-    if (!histogram && !profile && q.record.kind != uint32_t(proto::RequestKind::kAggregate)) {
-      corrupt("a cache event is for aggregate, profile and histogram requests");
+    const bool trace = q.record.kind == uint32_t(proto::RequestKind::kTrace);
+    if (!histogram && !profile && !trace && q.record.kind != uint32_t(proto::RequestKind::kAggregate)) {
+      corrupt("a cache event is for aggregate, profile, trace and histogram requests");
       continue;
     }
     if (profile && q.record.profile_slice >= v.g.max_profile_slices) {
@@ -327,7 +341,14 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
         const proto::DataRecord& r = records[c.data_index - 1];
         t.layout.pieces.push_back(proto::HistogramPiece{c.data_index - 1, r.address, r.bytes, 0, 0, 0, 1});
       }
-      if (profile) {
+      if (trace) {
+        t.trace = true;
+        if (q.record.flags & proto::kRequestThreadFilter) {
+          const uint64_t* mask = v.request_threads(q.slot);
+          for (uint32_t w = 0; w < proto::kThreadMaskWords; ++w)
+            t.threads.push_back(sync::load(mask[w], std::memory_order_relaxed));
+        }
+      } else if (profile) {
         t.profile = true;
         t.slice = q.record.profile_slice;
         t.callpath = (q.record.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
@@ -341,12 +362,26 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
       }
     }
     const uint32_t index = uint32_t(targets.size());
+    // A trace with subregions (the paper's default) is at every region;
+    // only instances inside one of the requested regions' are traced.
+    const bool everywhere = trace && !(q.record.flags & proto::kRequestNoSubregions);
+    if (trace) {
+      t.root.assign(region_cache.size(), 0);
+      for (uint32_t region : q.regions)
+        if (region < region_cache.size()) t.root[region] = 1;
+    }
     targets.push_back(std::move(t));
-    for (uint32_t region : q.regions)
-      if (region < region_cache.size()) {
+    for (uint32_t region = 0; region < region_cache.size(); ++region)
+      if (everywhere || (trace ? targets.back().root[region] : false)) {
         region_targets[region].push_back(index);
         region_cache[region] = 1;
       }
+    if (!trace)
+      for (uint32_t region : q.regions)
+        if (region < region_cache.size()) {
+          region_targets[region].push_back(index);
+          region_cache[region] = 1;
+        }
     answer(true);
   }
 
@@ -384,7 +419,17 @@ void cache_enter(ThreadState* ts, uint32_t region) {
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
+    if (t.trace && !traced(t, ts->index)) continue;
     if (tt.monitors.empty() && !create_monitors(h, t, ts->index, tt)) continue;
+    if (t.trace) {
+      // Every instance gets a start (kNotTraced outside the requested
+      // regions' instances), so the exit always pops its own.
+      const bool root = region < t.root.size() && t.root[region];
+      if (root && tt.depth++ == 0)
+        for (int id : tt.monitors) h->set_monitor_enabled(id, true);
+      tt.starts.push_back(tt.depth ? total(h, tt) : kNotTraced);
+      continue;
+    }
     if (tt.depth++ == 0)
       for (int id : tt.monitors) h->set_monitor_enabled(id, true);
     if (t.profile)
@@ -395,6 +440,20 @@ void cache_enter(ThreadState* ts, uint32_t region) {
 }
 
 namespace {
+
+// A trace target's instance ends: its value record (outside the thread's
+// sequence lock: the append may wait for the tool, like trace_values in
+// hot_path.cpp).
+void trace_instance_exit(sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region) {
+  if (tt.starts.empty()) return;  // entered before the request was in place
+  const uint64_t start = tt.starts.back();
+  tt.starts.pop_back();
+  if (start != kNotTraced)
+    trace_append(ts, ticks(), total(h, tt) - start, region, proto::TraceKind::kValue, uint16_t(t.slot));
+  const bool root = region < t.root.size() && t.root[region];
+  if (root && tt.depth > 0 && --tt.depth == 0)
+    for (int id : tt.monitors) h->set_monitor_enabled(id, false);
+}
 
 // A profile target's instance ends: its rows in the target's slice.
 void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region) {
@@ -426,6 +485,10 @@ void cache_exit(ThreadState* ts, uint32_t region) {
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
+    if (t.trace) {
+      if (traced(t, ts->index)) trace_instance_exit(h, ts, t, tt, region);
+      continue;
+    }
     if (tt.depth == 0) continue;  // entered before the request was in place
     if (t.profile) {
       profile_exit(h, ts, t, tt, region);

@@ -126,9 +126,6 @@ int check_cache_request(Request& r, bool has_data_structure) {
     return fail("%s: %s needs the cache-simulator backend, and this application is not built with it "
                 "(build it with mri_add_instrumented_executable, docs/user-guide.md)", name, what);
   }
-  if (r.kind == MRI_TRACE_REQUEST)
-    return fail("%s is simulated in this application, and simulated cache events are for aggregate, profile and "
-                "histogram requests only", name);
   r.simulated = true;
   r.cache_event = e->level * 8 + uint32_t(e->kind);
   return MRI_OK;

@@ -118,8 +118,6 @@ static void test_data_structures_published(void **state)
     bins = 65;
     variables.data_structure = &sc;
     expect_error(MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins), "at most one bin per byte");
-    /* Simulated events are not for traces. */
-    expect_error(MRI_Trace_Request(&ri, &regions, NULL, NULL), "aggregate, profile and histogram requests only");
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -188,8 +186,6 @@ static void test_profiles(void **state)
     const MRI_Request_ID read_profile = MRI_Callpath_Profile_Request(&reads, &all, NULL, &only_a);
     const MRI_Request_ID write_profile = MRI_Profile_Request(&writes, &all, NULL, &only_b);
     assert_true(read_profile > 0 && write_profile > 0);
-    MRI_Runtime_Information_Spec trace_ri = MRI_LC1_DATA_READ_MISS;
-    expect_error(MRI_Trace_Request(&trace_ri, &all, NULL, NULL), "aggregate, profile and histogram requests only");
     run_to_end();
 
     void *p = NULL;
@@ -222,6 +218,66 @@ static void test_profiles(void **state)
     flat = p;
     assert_int_equal((long)profile_element(flat, "fill")->inclusive, kLinesB);
     assert_int_equal((long)profile_element(flat, "main")->exclusive, 0);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+/* Trace records of simulated cache events, drained by the call-back. */
+static int trace_sweep_records, trace_main_records, trace_fill_records, trace_other_records;
+static unsigned long long trace_sweep_sum, trace_main_value;
+static MRI_Region_Spec trace_sweep, trace_main, trace_fill;
+
+static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
+{
+    return a->type == b->type && a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
+}
+
+static void drain_cache_records(void)
+{
+    for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) {
+        if (r->event_type != MRI_LC1_DATA_READ_MISS || r->active_object.id != 0) {
+            trace_other_records++;
+        } else if (same_region(&r->region, &trace_sweep)) {
+            trace_sweep_records++;
+            trace_sweep_sum += r->data;
+        } else if (same_region(&r->region, &trace_main)) {
+            trace_main_records++;
+            trace_main_value = r->data;
+        } else if (same_region(&r->region, &trace_fill)) {
+            trace_fill_records++;
+        } else {
+            trace_other_records++;
+        }
+    }
+}
+
+/* A trace of A's L1 read misses over "main" with its subregions: one value
+ * record per instance of main, of its 3 sweeps and of fill, each carrying
+ * the instance's misses; a second trace over "sweep" alone (no
+ * subregions, MRI_Set_Trace_Subregions) has 3 more. */
+static void test_traces(void **state)
+{
+    (void)state;
+    load_app("3", "1");
+    trace_sweep = region("sweep");
+    trace_main = region("main");
+    trace_fill = region("fill");
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_cache_records), MRI_OK);
+    MRI_Runtime_Information_Spec reads = MRI_LC1_DATA_READ_MISS;
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Data_Structure_Table only_a = {&a, 1};
+    MRI_Region_Table in_main = {&trace_main, 1}, in_sweep = {&trace_sweep, 1};
+    const MRI_Request_ID with_sub = MRI_Trace_Request(&reads, &in_main, NULL, &only_a);
+    const MRI_Request_ID sweeps = MRI_Trace_Request(&reads, &in_sweep, NULL, &only_a);
+    assert_true(with_sub > 0 && sweeps > 0);
+    assert_int_equal(MRI_Set_Trace_Subregions(sweeps, 0), MRI_OK);
+    run_to_end();
+    assert_int_equal(trace_main_records, 1);
+    assert_int_equal((long)trace_main_value, 3 * kLinesA); /* every miss of A is inside main */
+    assert_int_equal(trace_sweep_records, 6);             /* 3 from each request */
+    assert_int_equal((long)trace_sweep_sum, 6 * kLinesA);
+    assert_int_equal(trace_fill_records, 1);
+    assert_int_equal(trace_other_records, 0);
+    MRI_Register_Call_Back_Function(NULL);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -353,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_restricted_aggregates),
         cmocka_unit_test(test_histograms),
         cmocka_unit_test(test_profiles),
+        cmocka_unit_test(test_traces),
         cmocka_unit_test(test_bad_configuration),
         cmocka_unit_test(test_without_backend),
     };
