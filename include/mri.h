@@ -445,14 +445,16 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
 /* Trace records (4.4).
  * event_type: the request's runtime information.
  * region, active_object: where (the thread that produced the record).
- * data_structure: the request's data structure; {{0, 0}, NULL} when none.
+ * data_structure: the request's data structure; {{0, 0}, NULL} when none
+ *   (its name stays valid until the request is deleted).
  * timestamp: nanoseconds (the published MRI_Time_Entity) since the
  *   application published its static information at start-up (while
  *   MRI_Application_Load waits); one clock for all threads.
  * data: for MRI_REGION_EVENT, MRI_TRACE_ENTER or MRI_TRACE_EXIT; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
- *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter: the count over
- *   the instance), and timestamp is the instance's end. */
+ *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter or a simulated
+ *   cache event: the count over the instance), and timestamp is the
+ *   instance's end. */
 typedef struct MRI_Trace_Element_Spec {
     MRI_Runtime_Information_Spec event_type;
     MRI_Region_Spec region;

@@ -366,7 +366,7 @@ int place_request(Request& r) {
       for (const auto& a : r.active_objects) mask[uint32_t(a.id) / 64] |= 1ull << (uint32_t(a.id) % 64);
       rec->flags |= proto::kRequestThreadFilter;
     }
-    trace_note_slot(slot, int(r.ri));
+    trace_note_slot(slot, int(r.ri), r.data_index >= 0 ? &s.data[size_t(r.data_index)].spec : nullptr);
   }
   r.generation = rec->generation + 1;
   sync::store(rec->generation, r.generation);

@@ -195,7 +195,9 @@ inline uint32_t thread_rows(const proto::View& v) {
 }
 
 // Trace delivery (trace.cpp).
-void trace_note_slot(int slot, int ri);  // the runtime information of a request slot
+// The runtime information and data structure (nullptr: none) of a trace
+// request's slot, for its records.
+void trace_note_slot(int slot, int ri, const MRI_Data_Structure_Spec* data);
 void trace_settings(uint32_t& ring_records, uint32_t& tool_records);
 void trace_start_collector();            // needs mu; no-op when running
 bool trace_await_end(int timeout_ms);    // without mu

@@ -65,6 +65,15 @@ Trace t;
 // placement, read by the collector's readers).
 std::atomic<int> g_slot_ri[proto::kHardMaxRequests];
 
+// The data structure of each request slot, for the records' data_structure
+// (under t.mu; the name stays valid until the slot holds another request).
+struct SlotData {
+  bool set = false;
+  MRI_Region_ID id{};
+  std::string name;
+};
+SlotData g_slot_data[proto::kHardMaxRequests];
+
 bool ended_application() {
   if (sync::load(t.view.header()->app.state) == uint32_t(proto::AppState::kTerminated)) return true;
   return child_exited();
@@ -184,6 +193,10 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
     out.region.id = {-1, -1};
   }
   out.active_object = {MRI_THREAD, int(r.thread)};
+  if (r.request < proto::kHardMaxRequests && g_slot_data[r.request].set) {
+    out.data_structure.id = g_slot_data[r.request].id;
+    out.data_structure.name = g_slot_data[r.request].name.c_str();
+  }
   const double ns = double(r.timestamp >= t.epoch ? r.timestamp - t.epoch : 0) * t.ns_per_tick;
   out.timestamp = (unsigned long long)(ns);
   switch (proto::TraceKind(r.kind)) {
@@ -209,8 +222,14 @@ int take_records(MRI_Trace_Element_Spec* out, int max) {
 
 }  // namespace
 
-void trace_note_slot(int slot, int ri) {
-  if (slot >= 0 && slot < int(proto::kHardMaxRequests)) g_slot_ri[slot].store(ri, std::memory_order_relaxed);
+void trace_note_slot(int slot, int ri, const MRI_Data_Structure_Spec* data) {
+  if (slot < 0 || slot >= int(proto::kHardMaxRequests)) return;
+  g_slot_ri[slot].store(ri, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(t.mu);
+  SlotData& d = g_slot_data[slot];
+  d.set = data != nullptr;
+  d.id = data ? data->id : MRI_Region_ID{};
+  d.name = data && data->name ? data->name : "";
 }
 
 void trace_settings(uint32_t& ring_records, uint32_t& tool_records) {

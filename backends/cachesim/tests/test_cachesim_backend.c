@@ -234,7 +234,8 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
 static void drain_cache_records(void)
 {
     for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) {
-        if (r->event_type != MRI_LC1_DATA_READ_MISS || r->active_object.id != 0) {
+        if (r->event_type != MRI_LC1_DATA_READ_MISS || r->active_object.id != 0 || !r->data_structure.name ||
+            strcmp(r->data_structure.name, "A") != 0) {
             trace_other_records++;
         } else if (same_region(&r->region, &trace_sweep)) {
             trace_sweep_records++;
