@@ -147,7 +147,7 @@ sim::Hierarchy* simulator() {
 // Trace targets: whether thread `index` is traced; and the start of an
 // instance outside the requested regions' instances.
 bool traced(const Target& t, uint32_t index) {
-  return t.threads.empty() || ((t.threads[index >> 6] >> (index & 63)) & 1);
+  return in_thread_mask(t.threads.empty() ? nullptr : t.threads.data(), index);
 }
 constexpr uint64_t kNotTraced = ~uint64_t{0};
 
@@ -362,26 +362,24 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
       }
     }
     const uint32_t index = uint32_t(targets.size());
-    // A trace with subregions (the paper's default) is at every region;
-    // only instances inside one of the requested regions' are traced.
-    const bool everywhere = trace && !(q.record.flags & proto::kRequestNoSubregions);
     if (trace) {
       t.root.assign(region_cache.size(), 0);
       for (uint32_t region : q.regions)
         if (region < region_cache.size()) t.root[region] = 1;
     }
     targets.push_back(std::move(t));
-    for (uint32_t region = 0; region < region_cache.size(); ++region)
-      if (everywhere || (trace ? targets.back().root[region] : false)) {
-        region_targets[region].push_back(index);
-        region_cache[region] = 1;
-      }
-    if (!trace)
+    auto attach = [&](uint32_t region) {
+      region_targets[region].push_back(index);
+      region_cache[region] = 1;
+    };
+    // A trace with subregions (the paper's default) is at every region;
+    // only instances inside one of the requested regions' are traced.
+    if (trace && !(q.record.flags & proto::kRequestNoSubregions)) {
+      for (uint32_t region = 0; region < region_cache.size(); ++region) attach(region);
+    } else {
       for (uint32_t region : q.regions)
-        if (region < region_cache.size()) {
-          region_targets[region].push_back(index);
-          region_cache[region] = 1;
-        }
+        if (region < region_cache.size()) attach(region);
+    }
     answer(true);
   }
 

@@ -173,9 +173,7 @@ __attribute__((noinline)) void enter_counters(ThreadState* ts, Frame& f) {
   }
 }
 
-inline bool traced_thread(const TraceTarget& t, uint32_t index) {
-  return !t.threads || ((t.threads[index >> 6] >> (index & 63)) & 1);
-}
+inline bool traced_thread(const TraceTarget& t, uint32_t index) { return in_thread_mask(t.threads, index); }
 
 constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
 

@@ -154,6 +154,12 @@ struct AggTarget {
 };
 static_assert(sizeof(AggTarget) == 8);
 
+// Whether thread `index` is in a trace request's thread mask (nullptr: the
+// request traces every thread).
+inline bool in_thread_mask(const uint64_t* mask, uint32_t index) {
+  return !mask || ((mask[index >> 6] >> (index & 63)) & 1);
+}
+
 // One trace request attached to a region.
 struct TraceTarget {
   uint16_t request;
