@@ -28,7 +28,7 @@
 #include "mri_test_helpers.h"
 
 #define CHILDREN "20000"
-#define STEPS_PER_PHASE 4
+#define STEPS_PER_PHASE 12
 
 static void load(void)
 {
@@ -98,14 +98,37 @@ static double reference(void)
     return comp;
 }
 
-static void expect_compensated(const char *what, double t0, double raw, double comp)
+/* Each compensation check runs RUNS times, each in its own process, and
+ * the median is held to the bound: one process's figure depends on where
+ * its code and stack landed (the parent alone ran 1.27 or 1.40 ms in
+ * different processes of the same build), and on a shared machine a single
+ * run now and then left more than 25%. */
+#define RUNS 3
+
+/* One run: the share of the overhead the children's measurement added that
+ * the compensation left (0: all removed). */
+static double left_share(const char *what, double t0, double raw, double comp)
 {
     print_message("%s: parent alone %.0f ns, with %s children measured %.0f ns raw, %.0f ns compensated "
                   "(%.1f%% of the added overhead left)\n",
                   what, t0, CHILDREN, raw, comp, 100.0 * (comp - t0) / (raw - t0));
     if (raw - t0 < 0.2 * t0) fail_msg("measuring the children added only %.0f ns to %.0f ns", raw - t0, t0);
-    if (fabs(comp - t0) > 0.25 * (raw - t0))
-        fail_msg("compensated %.0f ns is not within 25%% of the overhead (%.0f ns) from %.0f ns", comp, raw - t0, t0);
+    return (comp - t0) / (raw - t0);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median run left at most 25% of the added overhead (either way). */
+static void expect_compensated(const char *what, double share[RUNS])
+{
+    qsort(share, RUNS, sizeof share[0], by_value);
+    const double median = share[RUNS / 2];
+    if (fabs(median) > 0.25)
+        fail_msg("%s: the median run left %.1f%% of the added overhead, not within 25%%", what, 100.0 * median);
 }
 
 static void test_calibration_is_published(void **state)
@@ -138,69 +161,81 @@ static void test_calibration_is_published(void **state)
 static void test_flat_profile_is_compensated(void **state)
 {
     (void)state;
-    load();
-    const double t0 = reference();
-    MRI_Request_ID both = profile(0, "parent", "child");
-    double raw, comp;
-    steps(both, &raw, &comp);
-    expect_compensated("flat", t0, raw, comp);
-    /* The child's own compensated time is below its raw time, and its
-     * compensated exclusive time equals its inclusive (no profiled
-     * subregion). */
-    const MRI_Profile_Element *c = element(both, "child");
-    assert_true(c->compensated_inclusive < c->inclusive);
-    assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
-    /* The parent's compensated exclusive time excludes the children's
-     * compensated time: the two add up to its compensated inclusive. */
-    const MRI_Profile_Element *p = element(both, "parent");
-    assert_true(fabs(p->compensated_exclusive + c->compensated_inclusive - p->compensated_inclusive) <
-                0.01 * p->compensated_inclusive);
-    finish();
+    double share[RUNS];
+    for (int run = 0; run < RUNS; ++run) {
+        load();
+        const double t0 = reference();
+        MRI_Request_ID both = profile(0, "parent", "child");
+        double raw, comp;
+        steps(both, &raw, &comp);
+        share[run] = left_share("flat", t0, raw, comp);
+        /* The child's own compensated time is below its raw time, and its
+         * compensated exclusive time equals its inclusive (no profiled
+         * subregion). */
+        const MRI_Profile_Element *c = element(both, "child");
+        assert_true(c->compensated_inclusive < c->inclusive);
+        assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
+        /* The parent's compensated exclusive time excludes the children's
+         * compensated time: the two add up to its compensated inclusive. */
+        const MRI_Profile_Element *p = element(both, "parent");
+        assert_true(fabs(p->compensated_exclusive + c->compensated_inclusive - p->compensated_inclusive) <
+                    0.01 * p->compensated_inclusive);
+        finish();
+    }
+    expect_compensated("flat", share);
 }
 
 static void test_callpath_profile_is_compensated(void **state)
 {
     (void)state;
-    load();
-    const double t0 = reference();
-    MRI_Request_ID both = profile(1, "parent", "child");
-    double raw, comp;
-    steps(both, &raw, &comp);
-    expect_compensated("callpath", t0, raw, comp);
-    MRI_Callpath_Profile_Results *cp = NULL;
-    assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
-    MRI_Region_Spec parent = region("parent"), child = region("child");
-    int edges = 0;
-    for (int i = 0; i < cp->nr_Elements; ++i) {
-        const MRI_Callpath_Element *e = &cp->element[i];
-        if (!e->has_caller || e->caller.id.line_NR != parent.id.line_NR || e->callee.id.line_NR != child.id.line_NR)
-            continue;
-        ++edges;
-        assert_true(e->compensated_inclusive < e->inclusive);
-        assert_true(e->compensated_inclusive > 0);
+    double share[RUNS];
+    for (int run = 0; run < RUNS; ++run) {
+        load();
+        const double t0 = reference();
+        MRI_Request_ID both = profile(1, "parent", "child");
+        double raw, comp;
+        steps(both, &raw, &comp);
+        share[run] = left_share("callpath", t0, raw, comp);
+        MRI_Callpath_Profile_Results *cp = NULL;
+        assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
+        MRI_Region_Spec parent = region("parent"), child = region("child");
+        int edges = 0;
+        for (int i = 0; i < cp->nr_Elements; ++i) {
+            const MRI_Callpath_Element *e = &cp->element[i];
+            if (!e->has_caller || e->caller.id.line_NR != parent.id.line_NR || e->callee.id.line_NR != child.id.line_NR)
+                continue;
+            ++edges;
+            assert_true(e->compensated_inclusive < e->inclusive);
+            assert_true(e->compensated_inclusive > 0);
     }
     assert_int_equal(edges, 1);
     finish();
+    }
+    expect_compensated("callpath", share);
 }
 
 static void test_time_aggregate_is_compensated(void **state)
 {
     (void)state;
-    load();
-    const double t0 = reference();
-    /* The parent's time as an aggregate while a profile measures the child. */
-    MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "parent", MRI_MIN, MRI_PER_THREAD);
-    MRI_Request_ID kids = profile(0, "child", NULL);
-    MRI_Region_Spec step = region("step");
-    for (int i = 0; i < STEPS_PER_PHASE; ++i) {
-        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    double share[RUNS];
+    for (int run = 0; run < RUNS; ++run) {
+        load();
+        const double t0 = reference();
+        /* The parent's time as an aggregate while a profile measures the child. */
+        MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "parent", MRI_MIN, MRI_PER_THREAD);
+        MRI_Request_ID kids = profile(0, "child", NULL);
+        MRI_Region_Spec step = region("step");
+        for (int i = 0; i < STEPS_PER_PHASE; ++i) {
+            assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+            assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
     }
     const MRI_Aggregate_Request_Results *r = agg_data(sum);
     assert_int_equal(r->nr_Elements, 1);
-    expect_compensated("aggregate MIN", t0, r->element[0].value, r->element[0].compensated_value);
+    share[run] = left_share("aggregate MIN", t0, r->element[0].value, r->element[0].compensated_value);
     (void)kids;
     finish();
+    }
+    expect_compensated("aggregate MIN", share);
 }
 
 static void test_compensation_can_be_switched_off(void **state)
