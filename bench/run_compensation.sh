@@ -2,7 +2,14 @@
 # run_compensation.sh - the overhead-compensation evaluation of seed paper
 # 001 (Malony & Shende, section 4.1), in the layout of its Table 1.
 #
-#   bench/run_compensation.sh BUILD_DIR [TRIALS] [OUT_CSV]
+#   bench/run_compensation.sh [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]
+#
+# --simulated: time under the cache simulator instead. The same workloads
+# built with the cache-simulator instrumentation (*_cachesim); experiments
+# MO (only main measured, the instrumentation dormant), SIM (the same with
+# every memory reference simulated) and SIM-comp (compensated): the
+# simulation is timed batch by batch and removed like the monitor's own
+# overhead. Needs clang (MRI_CACHESIM_INSTRUMENTATION).
 #
 # Three workloads (bench/compensation/): is_sort (integer sort with tiny
 # helper routines, like NAS IS), tree_walk (recursive C++ with small member
@@ -14,22 +21,33 @@
 # default). Takes about 4 minutes with 10 trials on 2 cores.
 set -euo pipefail
 
+suffix=
+experiments=(MO PA PA-comp CA CA-comp)
+kind=compensation
+if [[ ${1:-} == --simulated ]]; then
+  suffix=_cachesim
+  experiments=(MO SIM SIM-comp)
+  kind=simulation-compensation
+  shift
+fi
 if [[ $# -lt 1 || $# -gt 3 ]]; then
-  echo "usage: $0 BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
 trials=${2:-10}
-out=${3:-$build/bench/compensation-results.csv}
+out=${3:-$build/bench/$kind-results.csv}
 dir=$build/bench/compensation
 eval_tool=$dir/compensation_eval
-for f in "$eval_tool" "$dir/is_sort" "$dir/tree_walk" "$dir/jacobi"; do
-  [[ -x $f ]] || { echo "run_compensation: $f not found; build the benchmarks first" >&2; exit 1; }
+for f in "$eval_tool" "$dir/is_sort$suffix" "$dir/tree_walk$suffix" "$dir/jacobi$suffix"; do
+  [[ -x $f ]] || {
+    echo "run_compensation: $f not found; build the benchmarks first${suffix:+ (the instrumentation needs clang)}" >&2
+    exit 1
+  }
 done
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
 
 workloads=(is_sort tree_walk jacobi)
-experiments=(MO PA PA-comp CA CA-comp)
 echo "workload,threads,experiment,trial,main_us,raw_us,instances" >"$out"
 total=$(( ${#workloads[@]} * 2 * trials * ${#experiments[@]} ))
 done_runs=0
@@ -37,7 +55,7 @@ for w in "${workloads[@]}"; do
   for t in 1 2; do
     for ((trial = 1; trial <= trials; trial++)); do
       for e in "${experiments[@]}"; do
-        line=$("$eval_tool" "$e" -- "$dir/$w" -t "$t" 2>"$build/bench/compensation-last.err") || {
+        line=$("$eval_tool" "$e" -- "$dir/$w$suffix" -t "$t" 2>"$build/bench/compensation-last.err") || {
           cat "$build/bench/compensation-last.err" >&2
           echo "run_compensation: $w -t $t, $e failed" >&2
           exit 1
@@ -55,10 +73,10 @@ done
 echo >&2
 grep calibration "$build/bench/compensation-last.err" >&2 || true
 
-python3 - "$out" <<'PY'
+python3 - "$out" "${experiments[@]}" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-exps = ["MO", "PA", "PA-comp", "CA", "CA-comp"]
+exps = sys.argv[2:]
 data = {}
 for r in rows:
     data.setdefault((r["workload"], int(r["threads"]), r["experiment"]), []).append(float(r["main_us"]))

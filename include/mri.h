@@ -748,13 +748,17 @@ const char *MRI_Region_Type_Name(MRI_Region_Type type);
  *     parent's exclusive time (delta_inclusive - delta_own).
  * Per kind of measurement a region carries. The time-only kinds are
  * measured at start-up; MRI_OVERHEAD_COUNTER at the first release with
- * each new list of counter events (`note` then names the events);
- * MRI_OVERHEAD_CACHE_SIMULATOR is not calibrated in this version. */
+ * each new list of counter events (`note` then names the events).
+ * MRI_OVERHEAD_CACHE_SIMULATOR differs: simulating the references is timed
+ * where it happens (batch by batch) and removed like overhead, so only the
+ * cost of recording a reference in the instrumented code is calibrated,
+ * at the first release with simulated cache events: delta_inclusive =
+ * delta_exclusive = ns per recorded reference, delta_own = 0. */
 typedef enum {
     MRI_OVERHEAD_TIMER = 0,            /* flat profile or time aggregate */
     MRI_OVERHEAD_CALLPATH = 1,         /* callpath profile */
     MRI_OVERHEAD_COUNTER = 2,          /* time and PAPI counters read at enter and exit */
-    MRI_OVERHEAD_CACHE_SIMULATOR = 3,  /* cache simulator on */
+    MRI_OVERHEAD_CACHE_SIMULATOR = 3,  /* cache simulator on: per recorded memory reference */
     MRI_OVERHEAD_KINDS = 4
 } MRI_Overhead_Kind;
 

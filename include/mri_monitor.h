@@ -145,7 +145,7 @@ typedef struct Monitor_Cache_Access {
     unsigned int type;    /* 0 read, 1 write, 2 read-modify-write */
 } Monitor_Cache_Access;
 
-#define MONITOR_CACHE_BACKEND_VERSION 1
+#define MONITOR_CACHE_BACKEND_VERSION 2
 
 /* What a memory-access instrumentation hands to libmonitor. */
 typedef struct Monitor_Cache_Backend {
@@ -155,11 +155,22 @@ typedef struct Monitor_Cache_Backend {
      * __atomic_store_n, relaxed) and to 0 otherwise. */
     unsigned char *recording;
     /* Simulates the calling thread's buffered references now (libmonitor
-     * calls it at the enter and exit of regions with cache requests). */
+     * calls it at the enter and exit of every measured region while
+     * recording, so that each batch's cost lands in the right instances). */
     void (*flush)(void);
+    /* Version 2: the overhead calibration of recording (libmonitor calls it
+     * at the first release with simulated cache events). Runs the access
+     * callbacks' path n times on a private address, recording when
+     * `recording` is non-zero and only testing the switch otherwise, into
+     * the calling thread's buffer without ever flushing it; the references
+     * are discarded. Returns how many it made (at most n; fewer when the
+     * buffer has less room). */
+    unsigned long (*calibrate)(unsigned long n, int recording);
 } Monitor_Cache_Backend;
 
-/* Registers the instrumentation (one per process; a second is ignored).
+/* Registers the instrumentation (one per process; a second is ignored;
+ * version 1, without `calibrate`, is accepted, and its recording cost is
+ * then not compensated).
  * The structure must outlive the process. Thread-safe. */
 MONITOR_API void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend *backend);
 

@@ -111,8 +111,13 @@ HistogramState g_histograms[proto::kMaxHistograms];
 proto::AppControl& app() { return g.view.header()->app; }
 
 void set_recording(bool on) {
-  if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire))
-    __atomic_store_n(b->recording, on ? 1 : 0, __ATOMIC_RELAXED);
+  const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
+  if (!b) return;
+  // The recording cost per reference is compensated; measured before the
+  // first reference is recorded (once: it depends on the code, not the requests).
+  if (on) calibrate_cache_recording(b);
+  __atomic_store_n(b->recording, on ? 1 : 0, __ATOMIC_RELAXED);
+  g.cache_recording.store(on, std::memory_order_relaxed);
 }
 
 // The simulator, created from the tool's configuration text at its first
@@ -409,10 +414,17 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
   set_recording(!g_targets->empty());
 }
 
+void cache_flush_references() {
+  if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_relaxed)) b->flush();
+}
+
 void cache_enter(ThreadState* ts, uint32_t region) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
   if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
-  g_backend.load(std::memory_order_relaxed)->flush();  // what came before the enter is not the instance's
+  // What came before the enter is not the instance's: the enter flushed it
+  // (cache_flush_references) before its timestamp. This work, after it, is
+  // monitor overhead inside the instance: timed, and compensated.
+  const uint64_t t0 = ticks();
   CacheThread* ct = thread_of(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
@@ -435,6 +447,7 @@ void cache_enter(ThreadState* ts, uint32_t region) {
     else if (!t.histogram)
       tt.starts.push_back(total(h, tt));
   }
+  ts->overhead_clock += (ticks() - t0) << kOverheadFracBits;
 }
 
 namespace {
@@ -478,7 +491,9 @@ void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, Tar
 void cache_exit(ThreadState* ts, uint32_t region) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
   if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
-  g_backend.load(std::memory_order_relaxed)->flush();  // the instance's last references
+  // The instance's last references were flushed before the exit's
+  // timestamp; this work, after it, is overhead in the enclosing instances.
+  const uint64_t t0 = ticks();
   CacheThread* ct = thread_of(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
@@ -509,6 +524,7 @@ void cache_exit(ThreadState* ts, uint32_t region) {
       if (t.histogram) write_histogram(h, ts, ct, t, tt);
     }
   }
+  ts->overhead_clock += (ticks() - t0) << kOverheadFracBits;
 }
 
 void cache_finish() {
@@ -527,7 +543,10 @@ void cache_publish_backend() {
 using namespace mri::monitor;
 
 extern "C" void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend* backend) {
-  if (!backend || backend->version != MONITOR_CACHE_BACKEND_VERSION || !backend->recording || !backend->flush) return;
+  // Version 1 has no calibrate member: it is not read (backend_calibrate).
+  if (!backend || backend->version < 1 || backend->version > MONITOR_CACHE_BACKEND_VERSION || !backend->recording ||
+      !backend->flush)
+    return;
   const Monitor_Cache_Backend* none = nullptr;
   if (!g_backend.compare_exchange_strong(none, backend)) return;
   std::lock_guard<std::mutex> control(g.control_mutex);  // the segment stays mapped meanwhile
@@ -539,5 +558,13 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
   if (!h || !accesses || n == 0) return;
   ThreadState* ts = current_thread_state();  // registers a thread whose first event this is
+  // Simulating is the monitor's overhead in every instance open on this
+  // thread: timed here, batch by batch (a wait for another thread's batch
+  // included), and with the calibrated cost of recording the n references,
+  // added to the thread's overhead clock (compensation, seed paper 001).
+  const uint64_t t0 = ticks();
   h->simulate(ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
+  if (ts)
+    ts->overhead_clock += ((ticks() - t0) << kOverheadFracBits) +
+                          uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)];
 }

@@ -31,6 +31,11 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
 // Region enter/exit of a region with cache targets; inside the thread's
 // in_slow protection.
 __attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);
+// While recording (Global::cache_recording), every measured enter and exit
+// first simulates the thread's buffered references, before its timestamp:
+// they belong to the instances open before the event, and so does the
+// time spent simulating them (compensation).
+__attribute__((noinline)) void cache_flush_references();
 __attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.

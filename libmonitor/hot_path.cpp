@@ -407,6 +407,9 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
   const uint32_t id = uint32_t(desc->id);
   if (id >= std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed)) return leave(ts);
+  // Simulated before this enter's timestamps: the references, and the time
+  // spent simulating them, are the enclosing instances'.
+  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
   if (MRI_UNLIKELY(g.plan[id].n_trace)) trace_enter(ts, g.plan[id], id);
   if (g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
@@ -522,6 +525,9 @@ __attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64
 }  // namespace
 
 extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
+  // The instance's last references, simulated inside its interval (before
+  // the timestamp), so that their simulation is compensated in it.
+  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
   const uint64_t before = ticks();  // first: the monitor's own work is outside the region's time
   ThreadState* ts = enter_monitor();
   if (!ts) return;

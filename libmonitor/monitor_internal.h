@@ -199,6 +199,9 @@ struct Global {
   std::atomic<uint32_t> mode{kDormant};
   bool use_membarrier = false;
   bool tsc = false;  // the timer backend chose rdtsc (kept here: same cache line as the mode)
+  // The cache backend records references (cache.cpp, set_recording); read
+  // before an exit's gate, hence atomic (relaxed).
+  std::atomic<bool> cache_recording{false};
   int32_t breakpoint = -1;
   uint32_t plan_count = 0;
   const RegionPlan* plan = nullptr;
@@ -352,6 +355,10 @@ void calibrate_at_start();
 // threads quiescent): measures the counter kind for the current event
 // list, unless it was already measured for it.
 void calibrate_counters(const std::vector<std::string>& events);
+// At the first release with simulated cache events (control thread): the
+// recording cost per memory reference (kCacheSim), through the backend's
+// calibrate function (version 2). Once per process.
+void calibrate_cache_recording(const Monitor_Cache_Backend* backend);
 // Sets the overhead fields of a region's plan from its kind.
 void set_plan_overhead(RegionPlan& p, bool callpath);
 

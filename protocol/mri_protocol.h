@@ -169,7 +169,7 @@ enum class OverheadKind : uint32_t {
   kTimer = 0,     // a flat profile or time aggregate
   kCallpath = 1,  // a callpath profile (the caller/callee edge as well)
   kCounter = 2,   // time and a PAPI counter read at enter and exit
-  kCacheSim = 3,  // the cache simulator is on (not calibrated in this version)
+  kCacheSim = 3,  // the cache simulator is on: pair = recording cost per reference (own 0)
 };
 inline constexpr uint32_t kOverheadKinds = 4;
 struct OverheadValue {

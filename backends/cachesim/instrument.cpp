@@ -3,7 +3,7 @@
 // (-fsanitize-coverage=edge,trace-loads,trace-stores) append each reference
 // to a per-thread buffer; a full buffer goes to the simulator in one batch
 // (Monitor_Cache_Simulate), and libmonitor flushes it at the enter and exit
-// of regions with cache requests. Never a simulator call per reference.
+// of measured regions while recording. Never a simulator call per reference.
 //
 // This file is linked into the instrumented executable (a static library)
 // and is itself not instrumented, nor is libmonitor: the monitor's own
@@ -12,6 +12,7 @@
 // Cost per reference (docs/PERFORMANCE.md): dormant (no cache request) a
 // call, one byte load and a predictable branch; recording, a 16-byte store
 // into the buffer and, every kBatch references, the simulation of the batch.
+#include <emmintrin.h>
 #include <pthread.h>
 
 #include <cstdint>
@@ -31,10 +32,11 @@ constexpr uint32_t kBatch = 4096;
 // thread_local with a constructor would add to every reference.
 // initial-exec: the library is linked into the executable, so the linker
 // turns it into local-exec (no __tls_get_addr).
-struct Buffer {
+// Line-aligned, records at 16-byte offsets: no record straddles two lines.
+struct alignas(64) Buffer {
   uint32_t n;      // references buffered
   uint32_t limit;  // 0 until the thread's first reference, then kBatch
-  Monitor_Cache_Access ref[kBatch];
+  alignas(16) Monitor_Cache_Access ref[kBatch];
 };
 __attribute__((tls_model("initial-exec"))) thread_local Buffer t_buffer;
 
@@ -73,19 +75,68 @@ __attribute__((noinline)) uint32_t make_room() {
   return 0;
 }
 
-template <uint32_t Size, uint32_t Type>
-__attribute__((always_inline)) inline void record(const void* address) {
-  if (!__atomic_load_n(&g_recording, __ATOMIC_RELAXED)) return;
+// The reference that finds the buffer full (or is the thread's first).
+__attribute__((noinline)) void record_after_room(const void* address, uint32_t size, uint32_t type) {
   Buffer& b = t_buffer;
-  uint32_t i = b.n;
-  if (__builtin_expect(i == b.limit, 0)) i = make_room();
-  b.ref[i] = Monitor_Cache_Access{reinterpret_cast<uintptr_t>(address), Size, Type};
+  const uint32_t i = make_room();
+  b.ref[i] = Monitor_Cache_Access{reinterpret_cast<uintptr_t>(address), size, type};
+  b.n = i + 1;
+}
+
+// The fast path has no call but a tail call, hence no stack frame: saving a
+// register around make_room() used to cost every reference a push and a pop.
+template <uint32_t Size, uint32_t Type>
+__attribute__((always_inline)) inline void record(const unsigned char* recording, const void* address) {
+  if (!__atomic_load_n(recording, __ATOMIC_RELAXED)) return;
+  Buffer& b = t_buffer;
+  const uint32_t i = b.n;
+  if (__builtin_expect(i == b.limit, 0)) return record_after_room(address, Size, Type);
+  // One 16-byte store instead of two 8-byte ones: stores are what recording
+  // costs a reference-dense loop (docs/ACCURACY.md, time under the simulator).
+  const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(reinterpret_cast<uintptr_t>(address)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&b.ref[i]), r);
   b.n = i + 1;
 }
 
 void flush_for_monitor() { flush_this_thread(); }
 
-const Monitor_Cache_Backend kBackend = {MONITOR_CACHE_BACKEND_VERSION, &g_recording, flush_for_monitor};
+// The overhead calibration: a callback like the real ones, but testing its
+// own switch (flipping g_recording would make the other threads record),
+// called through a pointer the compiler cannot see through, as the
+// instrumented code calls the real ones.
+unsigned char g_calibration_recording = 0;
+__attribute__((noinline)) void calibration_load8(void* p) { record<8, 0>(&g_calibration_recording, p); }
+__attribute__((noinline)) void calibration_store8(void* p) { record<8, 1>(&g_calibration_recording, p); }
+void (*volatile g_calibration_load)(void*) = calibration_load8;
+void (*volatile g_calibration_store)(void*) = calibration_store8;
+
+unsigned long calibrate_for_monitor(unsigned long n, int recording) {
+  Buffer& b = t_buffer;
+  if (b.limit == 0) make_room();  // the thread's first use: sets the limit, flushes nothing
+  const uint32_t keep = b.n;
+  const unsigned long room = b.limit - keep;  // never reaches make_room(): no flush
+  if (n > room) n = room;
+  n &= ~1ul;
+  __atomic_store_n(&g_calibration_recording, recording ? 1 : 0, __ATOMIC_RELAXED);
+  // The instrumented code of `v[i] += 1` over a small array: a load and a
+  // store, each with its callback. A loop of bare callbacks would hide
+  // recording behind the calls; a program's dense references do not.
+  volatile double v[8] = {};
+  void (*const load)(void*) = g_calibration_load;
+  void (*const store)(void*) = g_calibration_store;
+  for (unsigned long i = 0; i < n / 2; ++i) {
+    volatile double* p = &v[i & 7];
+    load(const_cast<double*>(p));
+    const double x = *p;
+    store(const_cast<double*>(p));
+    *p = x + 1;
+  }
+  b.n = keep;  // discarded
+  return n;
+}
+
+const Monitor_Cache_Backend kBackend = {MONITOR_CACHE_BACKEND_VERSION, &g_recording, flush_for_monitor,
+                                        calibrate_for_monitor};
 
 // Registers with libmonitor before main(); libmonitor's own constructor
 // (which attaches to the tool) has run by then, since the executable's
@@ -98,8 +149,8 @@ __attribute__((constructor)) void register_backend() { Monitor_Register_Cache_Ba
 // argument is the address loaded from or stored to.
 extern "C" {
 #define MRI_CACHESIM_CALLBACKS(bytes)                                                        \
-  void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(p); }                          \
-  void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(p); }
+  void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(&g_recording, p); }            \
+  void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(&g_recording, p); }
 MRI_CACHESIM_CALLBACKS(1)
 MRI_CACHESIM_CALLBACKS(2)
 MRI_CACHESIM_CALLBACKS(4)

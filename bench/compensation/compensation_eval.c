@@ -10,6 +10,10 @@
  *   PA-comp  every region, flat profile, compensation on
  *   CA       every region, callpath profile, compensation off
  *   CA-comp  every region, callpath profile, compensation on
+ *   SIM      as MO, with every memory reference simulated (the program must
+ *            be built with the cache-simulator instrumentation; a request
+ *            for main's simulated L1 read misses turns the simulator on)
+ *   SIM-comp the same, compensation on
  *
  * Prints one line on stdout:
  *   main_us=<main's inclusive time, compensated for the -comp experiments>
@@ -36,10 +40,12 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *exp = argv[1];
-    const int mo = strcmp(exp, "MO") == 0, pa = strncmp(exp, "PA", 2) == 0, ca = strncmp(exp, "CA", 2) == 0;
+    const int sim = strcmp(exp, "SIM") == 0 || strcmp(exp, "SIM-comp") == 0;
+    const int mo = strcmp(exp, "MO") == 0 || sim, pa = strncmp(exp, "PA", 2) == 0, ca = strncmp(exp, "CA", 2) == 0;
     const int comp = strstr(exp, "-comp") != NULL;
-    if (!(mo || ((pa || ca) && (strlen(exp) == 2 || (comp && strlen(exp) == 7))))) {
-        fprintf(stderr, "compensation_eval: unknown experiment \"%s\" (MO, PA, PA-comp, CA, CA-comp)\n", exp);
+    if (!(sim || strcmp(exp, "MO") == 0 || ((pa || ca) && (strlen(exp) == 2 || (comp && strlen(exp) == 7))))) {
+        fprintf(stderr, "compensation_eval: unknown experiment \"%s\" (MO, PA, PA-comp, CA, CA-comp, SIM, SIM-comp)\n",
+                exp);
         return 2;
     }
     if (MRI_Init() != MRI_OK) return die("init");
@@ -52,7 +58,12 @@ int main(int argc, char **argv)
     MRI_Request_ID id = ca ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
                            : MRI_Profile_Request(&time, mo ? &only_main : &every, NULL, NULL);
     if (id < 0) return die("profile request");
-    if (!mo && MRI_Set_Compensation(id, comp) != MRI_OK) return die("compensation switch");
+    if ((!mo || sim) && MRI_Set_Compensation(id, comp) != MRI_OK) return die("compensation switch");
+    if (sim) {
+        MRI_Runtime_Information_Spec misses = MRI_LC1_DATA_READ_MISS;
+        MRI_Aggregation_Spec sum = {MRI_SUM, MRI_PER_PROCESS};
+        if (MRI_Aggregate_Request(&misses, &only_main, NULL, NULL, &sum) < 0) return die("cache request");
+    }
 
     MRI_Overhead_Calibration cal;
     if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return die("calibration");
@@ -86,6 +97,13 @@ int main(int argc, char **argv)
     }
     printf("main_us=%.1f raw_us=%.1f instances=%llu\n", (comp ? m->compensated_inclusive : m->inclusive) / 1e3,
            m->inclusive / 1e3, instances);
+    if (sim) {
+        MRI_Overhead_Calibration after;
+        if (MRI_Get_Overhead_Calibration(&after) == MRI_OK)
+            fprintf(stderr, "calibration: recording %.3f ns per reference (%s)\n",
+                    after.kind[MRI_OVERHEAD_CACHE_SIMULATOR].delta_inclusive,
+                    after.kind[MRI_OVERHEAD_CACHE_SIMULATOR].note);
+    }
     MRI_Finalize();
     return 0;
 }

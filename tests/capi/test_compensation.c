@@ -150,10 +150,12 @@ static void test_calibration_is_published(void **state)
         assert_true(v->delta_own > 0.0 && v->delta_own < v->delta_inclusive);
         assert_true(fabs(v->delta_exclusive - (v->delta_inclusive - v->delta_own)) < 1e-9);
     }
-    /* The counter kind waits for counter requests; no cache simulator. */
+    /* The counter kind waits for counter requests, the cache-simulator kind
+     * for simulated cache events. */
     assert_false(c.kind[MRI_OVERHEAD_COUNTER].calibrated);
     assert_non_null(strstr(c.kind[MRI_OVERHEAD_COUNTER].note, "first release"));
     assert_false(c.kind[MRI_OVERHEAD_CACHE_SIMULATOR].calibrated);
+    assert_non_null(strstr(c.kind[MRI_OVERHEAD_CACHE_SIMULATOR].note, "first release with simulated cache events"));
     finish();
     expect_error(MRI_Get_Overhead_Calibration(&c), "MRI_Init");
 }
