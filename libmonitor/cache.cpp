@@ -543,7 +543,8 @@ void cache_publish_backend() {
 using namespace mri::monitor;
 
 extern "C" void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend* backend) {
-  // Version 1 has no calibrate member: it is not read (backend_calibrate).
+  // Version 1 has no calibrate member; calibrate_cache_recording checks the
+  // version before reading it.
   if (!backend || backend->version < 1 || backend->version > MONITOR_CACHE_BACKEND_VERSION || !backend->recording ||
       !backend->flush)
     return;
