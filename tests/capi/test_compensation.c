@@ -160,17 +160,27 @@ static void test_calibration_is_published(void **state)
     expect_error(MRI_Get_Overhead_Calibration(&c), "MRI_Init");
 }
 
+/* One run of a profile check, in a process of its own: the parent alone,
+ * then parent and children measured (flat or callpath profile); the share
+ * of the added overhead left goes to *share. Returns the profile request;
+ * the caller checks its results and finishes. */
+static MRI_Request_ID measured_run(int callpath, const char *what, double *share)
+{
+    load();
+    const double t0 = reference();
+    MRI_Request_ID both = profile(callpath, "parent", "child");
+    double raw, comp;
+    steps(both, &raw, &comp);
+    *share = left_share(what, t0, raw, comp);
+    return both;
+}
+
 static void test_flat_profile_is_compensated(void **state)
 {
     (void)state;
     double share[RUNS];
     for (int run = 0; run < RUNS; ++run) {
-        load();
-        const double t0 = reference();
-        MRI_Request_ID both = profile(0, "parent", "child");
-        double raw, comp;
-        steps(both, &raw, &comp);
-        share[run] = left_share("flat", t0, raw, comp);
+        MRI_Request_ID both = measured_run(0, "flat", &share[run]);
         /* The child's own compensated time is below its raw time, and its
          * compensated exclusive time equals its inclusive (no profiled
          * subregion). */
@@ -192,12 +202,7 @@ static void test_callpath_profile_is_compensated(void **state)
     (void)state;
     double share[RUNS];
     for (int run = 0; run < RUNS; ++run) {
-        load();
-        const double t0 = reference();
-        MRI_Request_ID both = profile(1, "parent", "child");
-        double raw, comp;
-        steps(both, &raw, &comp);
-        share[run] = left_share("callpath", t0, raw, comp);
+        MRI_Request_ID both = measured_run(1, "callpath", &share[run]);
         MRI_Callpath_Profile_Results *cp = NULL;
         assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
         MRI_Region_Spec parent = region("parent"), child = region("child");
