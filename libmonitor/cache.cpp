@@ -414,6 +414,12 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
   set_recording(!g_targets->empty());
 }
 
+// Monitor work timed in place goes onto the thread's overhead clock
+// (compensation: every instance open meanwhile has it removed).
+static inline void charge_overhead(ThreadState* ts, uint64_t since, uint64_t extra = 0) {
+  ts->overhead_clock += ((ticks() - since) << kOverheadFracBits) + extra;
+}
+
 void cache_flush_references() {
   if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_relaxed)) b->flush();
 }
@@ -447,7 +453,7 @@ void cache_enter(ThreadState* ts, uint32_t region) {
     else if (!t.histogram)
       tt.starts.push_back(total(h, tt));
   }
-  ts->overhead_clock += (ticks() - t0) << kOverheadFracBits;
+  charge_overhead(ts, t0);
 }
 
 namespace {
@@ -524,7 +530,7 @@ void cache_exit(ThreadState* ts, uint32_t region) {
       if (t.histogram) write_histogram(h, ts, ct, t, tt);
     }
   }
-  ts->overhead_clock += (ticks() - t0) << kOverheadFracBits;
+  charge_overhead(ts, t0);
 }
 
 void cache_finish() {
@@ -565,7 +571,5 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // added to the thread's overhead clock (compensation, seed paper 001).
   const uint64_t t0 = ticks();
   h->simulate(ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
-  if (ts)
-    ts->overhead_clock += ((ticks() - t0) << kOverheadFracBits) +
-                          uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)];
+  if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
 }

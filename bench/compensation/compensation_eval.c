@@ -43,7 +43,7 @@ int main(int argc, char **argv)
     const int sim = strcmp(exp, "SIM") == 0 || strcmp(exp, "SIM-comp") == 0;
     const int mo = strcmp(exp, "MO") == 0 || sim, pa = strncmp(exp, "PA", 2) == 0, ca = strncmp(exp, "CA", 2) == 0;
     const int comp = strstr(exp, "-comp") != NULL;
-    if (!(sim || strcmp(exp, "MO") == 0 || ((pa || ca) && (strlen(exp) == 2 || (comp && strlen(exp) == 7))))) {
+    if (!(mo || ((pa || ca) && (strlen(exp) == 2 || (comp && strlen(exp) == 7))))) {
         fprintf(stderr, "compensation_eval: unknown experiment \"%s\" (MO, PA, PA-comp, CA, CA-comp, SIM, SIM-comp)\n",
                 exp);
         return 2;
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     MRI_Request_ID id = ca ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
                            : MRI_Profile_Request(&time, mo ? &only_main : &every, NULL, NULL);
     if (id < 0) return die("profile request");
-    if ((!mo || sim) && MRI_Set_Compensation(id, comp) != MRI_OK) return die("compensation switch");
+    if (strcmp(exp, "MO") != 0 && MRI_Set_Compensation(id, comp) != MRI_OK) return die("compensation switch");
     if (sim) {
         MRI_Runtime_Information_Spec misses = MRI_LC1_DATA_READ_MISS;
         MRI_Aggregation_Spec sum = {MRI_SUM, MRI_PER_PROCESS};

@@ -5,6 +5,7 @@
 #ifndef MRI_TEST_HELPERS_H
 #define MRI_TEST_HELPERS_H
 
+#include <stdlib.h>
 #include <string.h>
 
 static const double kMs = 1e6; /* ns per ms */
@@ -58,6 +59,21 @@ static inline void expect_error(int rc, const char *fragment)
     assert_true(rc < 0);
     const char *msg = MRI_Get_Error_Message();
     if (strstr(msg, fragment) == NULL) fail_msg("error message \"%s\" lacks \"%s\"", msg, fragment);
+}
+
+static inline int mri_test_by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (an odd n: the middle one); sorts them. Timing
+ * checks hold the median of a few runs, each in its own process, to their
+ * bound: one run's figure moves with the machine's other load. */
+static inline double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], mri_test_by_value);
+    return v[n / 2];
 }
 
 #endif

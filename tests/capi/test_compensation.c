@@ -116,19 +116,12 @@ static double left_share(const char *what, double t0, double raw, double comp)
     return (comp - t0) / (raw - t0);
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median run left at most 25% of the added overhead (either way). */
 static void expect_compensated(const char *what, double share[RUNS])
 {
-    qsort(share, RUNS, sizeof share[0], by_value);
-    const double median = share[RUNS / 2];
-    if (fabs(median) > 0.25)
-        fail_msg("%s: the median run left %.1f%% of the added overhead, not within 25%%", what, 100.0 * median);
+    const double m = median(share, RUNS);
+    if (fabs(m) > 0.25)
+        fail_msg("%s: the median run left %.1f%% of the added overhead, not within 25%%", what, 100.0 * m);
 }
 
 static void test_calibration_is_published(void **state)

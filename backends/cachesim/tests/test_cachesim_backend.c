@@ -406,12 +406,6 @@ static double mean_sweep(int simulate, double *raw, double *comp)
     return *raw;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void test_simulation_is_compensated(void **state)
 {
     (void)state;
@@ -426,9 +420,8 @@ static void test_simulation_is_compensated(void **state)
         assert_true(comp < raw);
         share[run] = (comp - t0) / (raw - t0);
     }
-    qsort(share, SIM_RUNS, sizeof share[0], by_value);
-    if (fabs(share[SIM_RUNS / 2]) > 0.25)
-        fail_msg("the median run left %.1f%% of the simulation's time, not within 25%%", 100.0 * share[SIM_RUNS / 2]);
+    const double m = median(share, SIM_RUNS);
+    if (fabs(m) > 0.25) fail_msg("the median run left %.1f%% of the simulation's time, not within 25%%", 100.0 * m);
 }
 
 static void test_bad_configuration(void **state)
