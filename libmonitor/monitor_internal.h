@@ -57,10 +57,10 @@ struct Frame {
   uint16_t unwound;   // 1: ThreadState::unwound[this index] holds this instance's unannotated callers
   uint64_t start;     // ticks at enter, shifted by the time spent parked since
   uint64_t child;     // ticks spent in profiled subregions
-  // Overhead compensation (fixed point, kOverheadFracBits): the thread's
-  // overhead clock at enter (what monitored descendants add to this
+  // Overhead compensation: the thread's overhead clock at enter (fixed
+  // point, kOverheadFracBits; what monitored descendants add to this
   // instance is the clock's advance until the exit), and the part of
-  // `child` that was the children's own overhead (so their compensated
+  // `child` the children's compensation removed (ticks; their compensated
   // inclusive times sum to child - this).
   uint64_t overhead_mark;
   uint64_t child_overhead;
