@@ -181,6 +181,7 @@ struct Hierarchy::Impl {
   // dirty copies first.
   uint32_t first_single = 0;
   bool coherent = false;     // more than one core and some level with more than one instance
+  bool lru_reads = false;    // the first two data levels are LRU: run_default's read_l1_l2 applies
   uint32_t compat_max_size = 0;  // cachegrind clamps larger accesses to its smallest line size
 
   std::vector<RawCounters> counters;  // [core * (nlevels + 1) + level]; level nlevels = I1
@@ -218,6 +219,7 @@ struct Hierarchy::Impl {
         break;
       }
     coherent = cores > 1 && first_single > 0;
+    lru_reads = data[0].lru && (nlevels < 2 || data[1].lru);
     compat_max_size = c.levels[0].line_bytes;
     for (const LevelConfig& l : c.levels) compat_max_size = std::min(compat_max_size, l.line_bytes);
     if (has_icache) compat_max_size = std::min(compat_max_size, c.instruction_l1->line_bytes);
@@ -533,20 +535,66 @@ struct Hierarchy::Impl {
     return i;
   }
 
+  // A read of one line at LRU level `lvl`: looks it up and reorders the
+  // set. Returns true on a hit; on a miss, way 0 of *set is left for the
+  // caller to fill once the levels below have seen the reference, and the
+  // line pushed out of the set is in *victim.
+  template <bool kMon>
+  __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, uint64_t** set,
+                                                         uint64_t* victim) {
+    Cache& c = data[lvl];
+    const uint64_t line = addr >> c.line_shift;
+    *set = c.core_set(core, line);
+    RawCounters& k = raw(core, lvl);
+    ++k.accesses[kClsRead];
+    if (lookup_lru(*set, c.ways, line << 1, victim) == 0) {
+      note<kMon>(core, addr, lvl, EventKind::kReadHit);
+      return true;
+    }
+    ++k.misses[kClsRead];
+    note<kMon>(core, addr, lvl, EventKind::kReadMiss);
+    if (coherent && lvl + 1 == first_single) downgrade_others<kMon>(core, addr);
+    return false;
+  }
+
+  // ref_line(core, 0, addr, kOpRead) for a hierarchy whose first two levels
+  // are LRU, with those two levels inline: the path of a read that misses
+  // L1 and hits L2, half of all references of the ijk multiply.
+  template <bool kMon>
+  __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr) {
+    uint64_t *set1, *set2;
+    uint64_t victim1 = kInvalid, victim2 = kInvalid;
+    if (read_level<kMon>(core, 0, addr, &set1, &victim1)) return;
+    if (nlevels > 1 && !read_level<kMon>(core, 1, addr, &set2, &victim2)) {
+      if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
+      set2[0] = (addr >> data[1].line_shift) << 1;
+      if (victim2 & kDirty) evicted<kMon>(core, 1, victim2);
+    }
+    set1[0] = (addr >> data[0].line_shift) << 1;
+    if (victim1 & kDirty) evicted<kMon>(core, 0, victim1);
+  }
+
   template <bool kMon>
   void run_default(uint32_t core, const Access* accesses, size_t n) {
     Cache& l1 = data[0];
     uint64_t* const base = l1.core_base[core];
-    uint64_t hits = 0, write_hits = 0;
+    const uint32_t shift = l1.line_shift;
+    uint64_t hits = 0, write_hits = 0, reads = 0;
     for (size_t i = 0; i < n; ++i) {
       i = inline_hits<kMon>(base, accesses, i, n, &hits, &write_hits);
       if (i == n) break;
-      general_access<kMon>(core, accesses[i]);
+      const Access& a = accesses[i];
+      if (lru_reads && a.type == kRead && a.size != 0 && ((a.addr + a.size - 1) >> shift) == (a.addr >> shift)) {
+        ++reads;
+        read_l1_l2<kMon>(core, a.addr);
+      } else {
+        general_access<kMon>(core, a);
+      }
     }
     RawCounters& k = raw(core, 0);
     k.accesses[kClsRead] += hits - write_hits;
     k.accesses[kClsWrite] += write_hits;
-    refs[core].reads += hits - write_hits;
+    refs[core].reads += hits - write_hits + reads;
     refs[core].writes += write_hits;
   }
 

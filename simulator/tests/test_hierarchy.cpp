@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <list>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -280,10 +281,11 @@ TEST(Hierarchy, ResetAndInvalidate) {
 
 // ------------------------------------------------------------ naive model
 
-// A straightforward model of a 2-level write-back write-allocate hierarchy
-// with lists per set, written for clarity and nothing else, with the same
-// documented rules: L2 is asked before L1 fills; a dirty L1 victim marks
-// L2's copy dirty without reordering (or goes to memory).
+// A straightforward model of a write-back write-allocate hierarchy of any
+// depth with lists per set, written for clarity and nothing else, with the
+// same documented rules: the level below is asked before a level fills; a
+// dirty victim marks the first copy below it dirty without reordering (or
+// goes to memory).
 struct NaiveLevel {
   struct Line {
     uint64_t line;
@@ -291,6 +293,7 @@ struct NaiveLevel {
   };
   uint32_t line_shift, sets, ways;
   bool lru;
+  NaiveLevel* below = nullptr;
   std::vector<std::list<Line>> set_lists;
   uint64_t reads = 0, read_misses = 0, writes = 0, write_misses = 0, write_backs = 0;
   NaiveLevel(uint32_t size, uint32_t ways_, uint32_t line, bool lru_)
@@ -303,32 +306,33 @@ struct NaiveLevel {
       if (it->line == line) return it;
     return s.end();
   }
-};
 
-struct NaiveHierarchy {
-  NaiveLevel l1, l2;
-  // Returns true on a hit at `level`.
-  bool touch(NaiveLevel& lv, uint64_t addr, bool is_write, bool dirty_on_fill, NaiveLevel* below) {
-    const uint64_t line = addr >> lv.line_shift;
-    (is_write ? lv.writes : lv.reads)++;
-    auto& s = lv.set_of(line);
-    auto it = lv.find(line);
+  // One reference to the line holding `addr`; true on a hit.
+  bool touch(uint64_t addr, bool is_write, bool dirty_on_fill) {
+    const uint64_t ln = addr >> line_shift;
+    (is_write ? writes : reads)++;
+    auto& s = set_of(ln);
+    auto it = find(ln);
     if (it != s.end()) {
       if (dirty_on_fill) it->dirty = true;
-      if (lv.lru) s.splice(s.begin(), s, it);
+      if (lru) s.splice(s.begin(), s, it);
       return true;
     }
-    (is_write ? lv.write_misses : lv.read_misses)++;
-    if (below) touch(*below, addr, is_write, false, nullptr);
-    s.push_front({line, dirty_on_fill});
-    if (s.size() > lv.ways) {
-      const NaiveLevel::Line victim = s.back();
+    (is_write ? write_misses : read_misses)++;
+    if (below) below->touch(addr, is_write, false);
+    s.push_front({ln, dirty_on_fill});
+    if (s.size() > ways) {
+      const Line victim = s.back();
       s.pop_back();
       if (victim.dirty) {
-        ++lv.write_backs;
-        if (below) {
-          auto b = below->find((victim.line << lv.line_shift) >> below->line_shift);
-          if (b != below->set_of((victim.line << lv.line_shift) >> below->line_shift).end()) b->dirty = true;
+        ++write_backs;
+        const uint64_t victim_addr = victim.line << line_shift;
+        for (NaiveLevel* b = below; b; b = b->below) {
+          auto copy = b->find(victim_addr >> b->line_shift);
+          if (copy != b->set_of(victim_addr >> b->line_shift).end()) {
+            copy->dirty = true;
+            break;
+          }
         }
       }
     }
@@ -336,45 +340,56 @@ struct NaiveHierarchy {
   }
 };
 
-TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
-  for (const char* l1_policy : {"lru", "fifo"}) {
-    for (const char* l2_policy : {"lru", "fifo"}) {
-      auto h = make(std::string("L1:1K,4,64,") + l1_policy + ";L2:8K,8,64," + l2_policy);
-      NaiveHierarchy n{NaiveLevel(1024, 4, 64, std::string(l1_policy) == "lru"),
-                       NaiveLevel(8192, 8, 64, std::string(l2_policy) == "lru")};
-      std::vector<Access> batch;
-      uint64_t x = 88172645463325252ull;  // xorshift64
-      for (int i = 0; i < 200000; ++i) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        // Mostly a 4 KiB hot region, sometimes a 32 KiB one: hits and misses
-        // at both levels.
-        const uint64_t span = (x >> 40) % 8 == 0 ? 32768 : 4096;
-        const uint64_t addr = 0x100000 + ((x >> 8) % span & ~uint64_t{7});
-        const bool is_write = (x >> 20) % 10 < 3;
-        batch.push_back({addr, 8, is_write ? mri::sim::kWrite : mri::sim::kRead});
-        n.touch(n.l1, addr, is_write, is_write, &n.l2);
-      }
-      for (size_t i = 0; i < batch.size(); i += 1000) h->simulate(0, batch.data() + i, 1000);
-      const std::string what = std::string(l1_policy) + "/" + l2_policy;
-      const LevelCounters l1 = h->counters(0, 0), l2 = h->counters(0, 1);
-      EXPECT_EQ(l1.reads(), n.l1.reads) << what;
-      EXPECT_EQ(l1.read_misses, n.l1.read_misses) << what;
-      EXPECT_EQ(l1.writes(), n.l1.writes) << what;
-      EXPECT_EQ(l1.write_misses, n.l1.write_misses) << what;
-      EXPECT_EQ(l1.write_backs, n.l1.write_backs) << what;
-      EXPECT_EQ(l2.reads(), n.l2.reads) << what;
-      EXPECT_EQ(l2.read_misses, n.l2.read_misses) << what;
-      EXPECT_EQ(l2.writes(), n.l2.writes) << what;
-      EXPECT_EQ(l2.write_misses, n.l2.write_misses) << what;
-      EXPECT_EQ(l2.write_backs, n.l2.write_backs) << what;
-      // Both levels must have seen plenty of each outcome for this to mean much.
-      EXPECT_GT(l1.read_misses, 10000u) << what;
-      EXPECT_GT(l2.read_hits, 5000u) << what;
-      EXPECT_GT(l1.write_backs, 5000u) << what;
+// The simulator and the naive model of `config` (levels as (size, ways,
+// lru)) on one pseudo-random stream; every counter of every level equal.
+void expect_agreement_with_naive_model(const std::string& config,
+                                       std::vector<std::tuple<uint32_t, uint32_t, bool>> levels) {
+  auto h = make(config);
+  std::vector<NaiveLevel> n;
+  for (auto [size, ways, lru] : levels) n.emplace_back(size, ways, 64, lru);
+  for (size_t i = 0; i + 1 < n.size(); ++i) n[i].below = &n[i + 1];
+  std::vector<Access> batch;
+  uint64_t x = 88172645463325252ull;  // xorshift64
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    // Mostly a 4 KiB hot region, sometimes a 32 KiB one: hits and misses
+    // at every level.
+    const uint64_t span = (x >> 40) % 8 == 0 ? 32768 : 4096;
+    const uint64_t addr = 0x100000 + ((x >> 8) % span & ~uint64_t{7});
+    const bool is_write = (x >> 20) % 10 < 3;
+    batch.push_back({addr, 8, is_write ? mri::sim::kWrite : mri::sim::kRead});
+    n[0].touch(addr, is_write, is_write);
+  }
+  for (size_t i = 0; i < batch.size(); i += 1000) h->simulate(0, batch.data() + i, 1000);
+  for (uint32_t level = 0; level < n.size(); ++level) {
+    const std::string what = config + ", level " + std::to_string(level + 1);
+    const LevelCounters c = h->counters(0, level);
+    EXPECT_EQ(c.reads(), n[level].reads) << what;
+    EXPECT_EQ(c.read_misses, n[level].read_misses) << what;
+    EXPECT_EQ(c.writes(), n[level].writes) << what;
+    EXPECT_EQ(c.write_misses, n[level].write_misses) << what;
+    EXPECT_EQ(c.write_backs, n[level].write_backs) << what;
+    // Every level must have seen plenty of each outcome for this to mean much.
+    EXPECT_GT(c.read_misses, 1000u) << what;
+    EXPECT_GT(c.read_hits, 1000u) << what;
+    if (level + 1 < n.size()) {
+      EXPECT_GT(c.write_backs, 1000u) << what;
     }
   }
+}
+
+TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
+  for (const char* l1_policy : {"lru", "fifo"})
+    for (const char* l2_policy : {"lru", "fifo"})
+      expect_agreement_with_naive_model(std::string("L1:1K,4,64,") + l1_policy + ";L2:8K,8,64," + l2_policy,
+                                        {{1024, 4, l1_policy == std::string("lru")},
+                                         {8192, 8, l2_policy == std::string("lru")}});
+  // Three LRU levels: reads that miss L1 take run_default's inline L1-L2
+  // path and go on to L3 through the general one.
+  expect_agreement_with_naive_model("L1:1K,4,64;L2:4K,8,64;L3:16K,8,64",
+                                    {{1024, 4, true}, {4096, 8, true}, {16384, 8, true}});
 }
 
 // Batches of any size give the same result as one reference at a time.
