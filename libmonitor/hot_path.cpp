@@ -49,6 +49,7 @@ ThreadState* register_thread() {
   }
   auto* ts = new ThreadState;
   ts->index = index;
+  ts->overhead_clock = t_inherited_overhead;  // threads.cpp: inherited from the creator
   ts->open.assign(g.view.g.max_regions, 0);  // regions can be published later
   // Visible to the quiescer before this thread can set in_slow.
   g.threads[index].store(ts, std::memory_order_release);
@@ -379,6 +380,19 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
 }
 
 }  // namespace
+
+uint64_t thread_overhead_clock() {
+  ThreadState* ts = t_state;
+  return ts && ts != &g_unmonitored ? ts->overhead_clock : t_inherited_overhead;
+}
+
+void add_thread_overhead(uint64_t fixed) {
+  ThreadState* ts = t_state;
+  if (ts && ts != &g_unmonitored)
+    ts->overhead_clock += fixed;
+  else
+    t_inherited_overhead += fixed;
+}
 
 ThreadState* swap_thread_state(ThreadState* ts) {
   ThreadState* before = t_state;

@@ -342,6 +342,15 @@ inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer:
 
 // hot_path.cpp
 ThreadState* current_thread_state();
+// The calling thread's overhead clock (fixed point), also before its
+// first event, and adding to it (threads.cpp).
+uint64_t thread_overhead_clock();
+void add_thread_overhead(uint64_t fixed);
+// threads.cpp: the overhead clock of a thread the monitor has not seen yet
+// (inherited from its creator, grown at joins); register_thread() moves it
+// into the thread's state. __thread: set before a sanitizer has set the
+// thread up, where no TLS wrapper call may run.
+extern __attribute__((tls_model("initial-exec"))) __thread uint64_t t_inherited_overhead;
 // Makes `ts` the calling thread's monitor state; returns the previous one
 // (overhead calibration runs the real slow paths on a private state).
 ThreadState* swap_thread_state(ThreadState* ts);
@@ -351,6 +360,11 @@ ThreadState* swap_thread_state(ThreadState* ts);
 // no other thread can be in the monitor): measures the timer and callpath
 // kinds through the real slow paths and publishes them.
 void calibrate_at_start();
+// At the first release (control thread, world stopped): the same two
+// experiments again; each value published becomes the smaller of the two
+// measurements, so a slow spell of the machine during one of them (a few
+// milliseconds) no longer inflates every compensated value of the run.
+void confirm_time_calibration();
 // At a release whose requests read counters (control thread, application
 // threads quiescent): measures the counter kind for the current event
 // list, unless it was already measured for it.

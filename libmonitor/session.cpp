@@ -377,9 +377,12 @@ void apply_requests() {
     sync::store(ack->applied_generation, rec.generation);
   }
 
-  // The overhead of regions that read counters depends on the events: the
-  // counter kind is calibrated for this list (once per list). It borrows
-  // the plan globals and gives them back.
+  // The time kinds are measured a second time at the first release (the
+  // smaller value is kept), before the counter kind, which builds on the
+  // timer kind. The overhead of regions that read counters depends on the
+  // events: the counter kind is calibrated for this list (once per list).
+  // Both borrow the plan globals and give them back.
+  confirm_time_calibration();
   if (!events.empty() && g.counters_ok) calibrate_counters(events);
 
   // Regions open on some thread's stack stay armed so their exits pop frames.

@@ -26,6 +26,8 @@
  *                                     call its plugin_work() N times
  *   mri_testapp children N M          M "step"s, each one "parent" (ROUTINE) that
  *                                     calls "child" (ROUTINE, ~40 additions) N times
+ *   mri_testapp offload N M           the same, but "parent" creates a thread that
+ *                                     calls "child" N times, and joins it
  *
  * Every mode is wrapped in region "main" (PROGRAM).
  */
@@ -161,6 +163,25 @@ __attribute__((noinline)) static void parent(int n)
     MONITOR_EXIT(r_parent);
 }
 
+static void *offload_children(void *p)
+{
+    const int n = *(const int *)p;
+    for (int i = 0; i < n; ++i) child();
+    return NULL;
+}
+
+/* "parent" waits for its children's thread, and with it for their
+ * measurement overhead: compensated across the join. */
+__attribute__((noinline)) static int offload_parent(int n)
+{
+    MONITOR_ENTER(r_parent);
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, offload_children, &n);
+    if (rc == 0) rc = pthread_join(th, NULL);
+    MONITOR_EXIT(r_parent);
+    return rc;
+}
+
 static void *team_member(void *p)
 {
     (void)p;
@@ -220,6 +241,14 @@ int main(int argc, char **argv)
             MONITOR_ENTER(r_step);
             parent(n);
             MONITOR_EXIT(r_step);
+        }
+    } else if (strcmp(mode, "offload") == 0) {
+        int n = arg_int(argc, argv, 2), m = arg_int(argc, argv, 3);
+        for (int i = 0; i < m; ++i) {
+            MONITOR_ENTER(r_step);
+            const int rc = offload_parent(n);
+            MONITOR_EXIT(r_step);
+            if (rc != 0) return 3;
         }
     } else if (strcmp(mode, "forever") == 0) {
         for (;;) one_step(1);

@@ -1,0 +1,148 @@
+// threads.cpp - overhead compensation across pthread_create and
+// pthread_join (seed paper 001, section 5: a thread that waits for another
+// also waits for the other's measurement overhead).
+//
+// Every thread has an overhead clock (ThreadState::overhead_clock): how
+// much earlier it would be at this point without the monitor. Compensation
+// removes the growth of that clock from the regions open on the thread.
+// Across threads the clock is carried like a Lamport clock:
+//
+// - pthread_create: the new thread starts with its creator's clock (it
+//   would have been created that much earlier);
+// - pthread_join: the joiner arrives at t0, the joined thread ended at
+//   t_end. Without the monitor they would have been at t0 - O_joiner and
+//   t_end - O_joined, and the join would have returned at the later of the
+//   two (plus the same wake-up latency as now). The joiner's clock grows
+//   by min(t_end - t0, O_joined - O_joiner) when that is positive: the part
+//   of its wait that was the other thread's overhead. A negative value (the
+//   joiner would have waited longer without the monitor) is left alone:
+//   compensated times never exceed raw ones.
+//
+// Both functions are interposed: libmonitor is linked into the
+// application, ahead of libc, so the program's calls come here first, and
+// dlsym(RTLD_NEXT) finds the real ones (a sanitizer's interceptors, if
+// any, come before us and reach us the same way).
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "monitor_internal.h"
+
+namespace mri::monitor {
+namespace {
+
+using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+using JoinFn = int (*)(pthread_t, void**);
+
+CreateFn real_create() {
+  static const CreateFn f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  return f;
+}
+
+JoinFn real_join() {
+  static const JoinFn f = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
+  return f;
+}
+
+// A thread's end as a joiner needs it: when (ticks of the clock in use
+// then) and its overhead clock at that moment.
+struct End {
+  uint64_t at;
+  uint64_t overhead;
+  bool tsc;
+};
+
+std::mutex g_ends_mutex;
+std::unordered_map<pthread_t, End>* g_ends = nullptr;  // never freed: threads may end during exit
+
+struct Start {
+  void* (*routine)(void*);
+  void* arg;
+  uint64_t overhead;  // the creator's overhead clock
+};
+
+bool joinable_self() {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return true;
+  int state = PTHREAD_CREATE_JOINABLE;
+  pthread_attr_getdetachstate(&attr, &state);
+  pthread_attr_destroy(&attr);
+  return state == PTHREAD_CREATE_JOINABLE;
+}
+
+// The end of a thread that returned from its start routine (one that ends
+// with pthread_exit() or is cancelled does not come back: its joiner is not
+// compensated for it).
+void thread_returned(Start* s) {
+  std::free(s);
+  const End end{ticks(), thread_overhead_clock(), g.tsc};
+  if (!joinable_self()) return;
+  std::lock_guard<std::mutex> lock(g_ends_mutex);
+  if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
+  (*g_ends)[pthread_self()] = end;
+}
+
+// Runs before the routine, and so before a sanitizer's own start routine
+// (which is `routine` when the sanitizer's pthread_create called ours) has
+// set the thread up: no instrumentation, no call, one thread-local store.
+__attribute__((no_sanitize("address", "thread"))) void* start_thread(void* p) {
+  Start* s = static_cast<Start*>(p);
+  t_inherited_overhead = s->overhead;
+  void* result = s->routine(s->arg);
+  thread_returned(s);
+  return result;
+}
+
+}  // namespace
+
+__attribute__((tls_model("initial-exec"))) __thread uint64_t t_inherited_overhead = 0;
+
+}  // namespace mri::monitor
+
+using namespace mri::monitor;
+
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                                                     void* (*routine)(void*), void* arg) {
+  const CreateFn create = real_create();
+  if (!create) return EAGAIN;
+  const uint32_t mode = g.mode.load(std::memory_order_relaxed);
+  if (mode != kRunning && mode != kStopped) return create(thread, attr, routine, arg);  // no tool: nothing to carry
+  auto* s = static_cast<Start*>(std::malloc(sizeof(Start)));
+  if (!s) return create(thread, attr, routine, arg);
+  *s = Start{routine, arg, thread_overhead_clock()};
+  const int rc = create(thread, attr, start_thread, s);
+  if (rc != 0) std::free(s);
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** result) {
+  const JoinFn join = real_join();
+  if (!join) return EINVAL;
+  const uint64_t t0 = ticks();
+  const bool t0_tsc = g.tsc;
+  const uint64_t before = thread_overhead_clock();
+  const int rc = join(thread, result);
+  if (rc != 0) return rc;
+  End end;
+  {
+    std::lock_guard<std::mutex> lock(g_ends_mutex);
+    if (!g_ends) return rc;
+    auto it = g_ends->find(thread);
+    if (it == g_ends->end()) return rc;
+    end = it->second;
+    g_ends->erase(it);
+  }
+  // Both times on one clock (the monitor switches to the TSC when it
+  // starts), the joined thread ended after the joiner arrived, and it had
+  // more overhead behind it: the joiner waited for some of it.
+  if (end.tsc != t0_tsc || end.at <= t0 || end.overhead <= before) return rc;
+  const uint64_t waited = (end.at - t0) << kOverheadFracBits;
+  const uint64_t more = end.overhead - before;
+  add_thread_overhead(waited < more ? waited : more);
+  return rc;
+}
