@@ -483,7 +483,7 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   // Rounded to the nearest tick, not truncated: truncation left half a
   // tick per instance in every compensated value (2% of a parent's
   // compensated time over 20,000 short children, tests/capi/test_compensation.c).
-  const uint64_t cdt = minus(dt, (own_overhead + (uint64_t{1} << (kOverheadFracBits - 1))) >> kOverheadFracBits);
+  const uint64_t own_ticks = (own_overhead + (uint64_t{1} << (kOverheadFracBits - 1))) >> kOverheadFracBits;
   bool outermost = true;
   int32_t parent = -1;  // nearest profiled frame below: its exclusive values exclude this instance
   if (f.profiled) {
@@ -493,15 +493,18 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
       if (ts->frames[j].profiled) {
         parent = j;
         ts->frames[j].child += dt;
-        // What this instance's compensated time lost, no more: with
-        // dt - cdt the parent's compensated exclusive time is its
-        // compensated inclusive time minus its children's, also where a
-        // child shorter than the overhead was clamped at 0.
-        ts->frames[j].child_overhead += dt - cdt;
+        // What this instance's compensated time lost, no more: the
+        // parent's compensated exclusive time is then its compensated
+        // inclusive time minus its children's, also where a child shorter
+        // than the overhead was clamped at 0.
+        ts->frames[j].child_overhead += std::min(dt, own_ticks);
         break;
       }
   }
   if (!p.measure) return;
+  // cdt here, not above: computed before the loop over the frames it cost
+  // the aggregate rung of the ladder 1.2 ns a pair (docs/PERFORMANCE.md).
+  const uint64_t cdt = dt - std::min(dt, own_ticks);
   const uint32_t caller = parent >= 0 ? uint32_t(ts->frames[parent].region) : mri::proto::kNoCaller;
   if (MRI_UNLIKELY(p.counters))
     return measure_with_counters(ts, p, id, dt, cdt, f, parent, outermost, now, caller);
