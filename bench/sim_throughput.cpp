@@ -131,6 +131,21 @@ void BM_L1L2_matmul_ijk_monitor(benchmark::State& state) {
   replay(state, *h, stream_ijk());
 }
 
+// The same monitor counting only L1 read misses (what `mri hist --metric
+// L1_DATA_READ_MISS` asks for): the L1 hits stay on the inline path, and
+// the L2 events of B's references are not looked at.
+void BM_L1L2_matmul_ijk_monitor_l1_misses(benchmark::State& state) {
+  auto h = make(kTwoLevels);
+  mri::sim::MonitorSpec spec;
+  spec.begin = kB;
+  spec.end = kB + kN * kN * 8;
+  spec.bins = 64;
+  spec.events.push_back({0, mri::sim::EventKind::kReadMiss});
+  std::string error;
+  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
+  replay(state, *h, stream_ijk());
+}
+
 void BM_L1L2L3_matmul_ijk(benchmark::State& state) {
   auto h = make(kThreeLevels);
   replay(state, *h, stream_ijk());
@@ -154,6 +169,7 @@ void BM_2cores_matmul_ikj(benchmark::State& state) {
 BENCHMARK(BM_L1L2_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_matmul_ijk_monitor)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_matmul_ijk_monitor_l1_misses)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2L3_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2L3_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_2cores_matmul_ijk)->Unit(benchmark::kMillisecond);

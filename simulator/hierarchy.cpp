@@ -191,6 +191,7 @@ struct Hierarchy::Impl {
   int next_monitor_id = 0;
   std::vector<ActiveMonitor> active;
   uint64_t active_lo = 0, active_span = 0;  // hull of the enabled monitors
+  uint64_t active_events = 0;               // event bits some enabled monitor counts
   // The hull the inline path of run_default must leave to the general
   // path: the hull itself when a monitor counts L1 hits (the only events an
   // inline hit produces), else empty. A monitor of misses then costs its
@@ -240,6 +241,7 @@ struct Hierarchy::Impl {
 
   void refresh_active() {
     active.clear();
+    active_events = 0;
     uint64_t lo = ~uint64_t{0}, hi = 0;
     bool whole = false;
     for (auto& [id, m] : monitors) {
@@ -256,6 +258,7 @@ struct Hierarchy::Impl {
       a.totals = m.totals.data();
       a.bins = m.bins.data();
       active.push_back(a);
+      active_events |= a.mask;
       if (m.spec.whole_address_space) whole = true;
       lo = std::min(lo, a.begin);
       hi = std::max(hi, m.spec.end);
@@ -279,12 +282,15 @@ struct Hierarchy::Impl {
     choose_kernel();
   }
 
-  // Range check against the hull of all enabled monitors first: most
-  // references of a program are outside a monitored data structure.
+  // An event no enabled monitor counts costs a test of one bit (a
+  // histogram of L1 read misses does not look at L2 hits); then the range
+  // check against the hull of all enabled monitors: most references of a
+  // program are outside a monitored data structure.
   template <bool kMon>
   inline void note(uint32_t core, uint64_t addr, uint32_t level, EventKind kind) {
     if constexpr (kMon) {
-      if (addr - active_lo < active_span) note_slow(core, addr, event_bit(level, kind));
+      const uint32_t bit = event_bit(level, kind);
+      if (((active_events >> bit) & 1) && addr - active_lo < active_span) note_slow(core, addr, bit);
     }
   }
 
