@@ -23,6 +23,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "cachesim.h"
@@ -105,66 +106,52 @@ void replay(benchmark::State& state, mri::sim::Hierarchy& h, const std::vector<A
       100.0 * double(l1.read_misses + l1.write_misses) / double(l1.reads() + l1.writes());
 }
 
-void BM_L1L2_matmul_ijk(benchmark::State& state) {
+// Replays `stream` through a new hierarchy of `config`.
+void replay(benchmark::State& state, const char* config, const std::vector<Access>& stream) {
+  auto h = make(config);
+  replay(state, *h, stream);
+}
+
+void BM_L1L2_matmul_ijk(benchmark::State& state) { replay(state, kTwoLevels, stream_ijk()); }
+
+void BM_L1L2_matmul_ikj(benchmark::State& state) { replay(state, kTwoLevels, stream_ikj()); }
+
+// The ijk stream with a monitor over B (512 KiB, 64 bins) counting
+// `events`: every B reference is inside it, half of the references.
+void replay_with_b_monitored(benchmark::State& state, std::vector<mri::sim::Event> events) {
   auto h = make(kTwoLevels);
+  mri::sim::MonitorSpec spec;
+  spec.begin = kB;
+  spec.end = kB + kN * kN * 8;
+  spec.bins = 64;
+  spec.events = std::move(events);
+  std::string error;
+  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
   replay(state, *h, stream_ijk());
 }
 
-void BM_L1L2_matmul_ikj(benchmark::State& state) {
-  auto h = make(kTwoLevels);
-  replay(state, *h, stream_ikj());
-}
-
-// A monitor over B (512 KiB) with 64 bins, counting L1 and L2 read hits and
-// misses: every B reference is inside it, half of the references.
+// L1 and L2 read hits and misses.
 void BM_L1L2_matmul_ijk_monitor(benchmark::State& state) {
-  auto h = make(kTwoLevels);
-  mri::sim::MonitorSpec spec;
-  spec.begin = kB;
-  spec.end = kB + kN * kN * 8;
-  spec.bins = 64;
+  std::vector<mri::sim::Event> events;
   for (uint8_t level : {0, 1})
-    for (auto kind : {mri::sim::EventKind::kReadHit, mri::sim::EventKind::kReadMiss})
-      spec.events.push_back({level, kind});
-  std::string error;
-  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
-  replay(state, *h, stream_ijk());
+    for (auto kind : {mri::sim::EventKind::kReadHit, mri::sim::EventKind::kReadMiss}) events.push_back({level, kind});
+  replay_with_b_monitored(state, std::move(events));
 }
 
-// The same monitor counting only L1 read misses (what `mri hist --metric
-// L1_DATA_READ_MISS` asks for): the L1 hits stay on the inline path, and
-// the L2 events of B's references are not looked at.
+// Only L1 read misses (what `mri hist --metric L1_DATA_READ_MISS` asks
+// for): the L1 hits stay on the inline path, and the L2 events of B's
+// references are not looked at.
 void BM_L1L2_matmul_ijk_monitor_l1_misses(benchmark::State& state) {
-  auto h = make(kTwoLevels);
-  mri::sim::MonitorSpec spec;
-  spec.begin = kB;
-  spec.end = kB + kN * kN * 8;
-  spec.bins = 64;
-  spec.events.push_back({0, mri::sim::EventKind::kReadMiss});
-  std::string error;
-  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
-  replay(state, *h, stream_ijk());
+  replay_with_b_monitored(state, {{0, mri::sim::EventKind::kReadMiss}});
 }
 
-void BM_L1L2L3_matmul_ijk(benchmark::State& state) {
-  auto h = make(kThreeLevels);
-  replay(state, *h, stream_ijk());
-}
+void BM_L1L2L3_matmul_ijk(benchmark::State& state) { replay(state, kThreeLevels, stream_ijk()); }
 
-void BM_L1L2L3_matmul_ikj(benchmark::State& state) {
-  auto h = make(kThreeLevels);
-  replay(state, *h, stream_ikj());
-}
+void BM_L1L2L3_matmul_ikj(benchmark::State& state) { replay(state, kThreeLevels, stream_ikj()); }
 
-void BM_2cores_matmul_ijk(benchmark::State& state) {
-  auto h = make(kTwoCores);
-  replay(state, *h, stream_ijk());
-}
+void BM_2cores_matmul_ijk(benchmark::State& state) { replay(state, kTwoCores, stream_ijk()); }
 
-void BM_2cores_matmul_ikj(benchmark::State& state) {
-  auto h = make(kTwoCores);
-  replay(state, *h, stream_ikj());
-}
+void BM_2cores_matmul_ikj(benchmark::State& state) { replay(state, kTwoCores, stream_ikj()); }
 
 BENCHMARK(BM_L1L2_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_matmul_ikj)->Unit(benchmark::kMillisecond);
