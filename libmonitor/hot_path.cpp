@@ -49,7 +49,7 @@ ThreadState* register_thread() {
   }
   auto* ts = new ThreadState;
   ts->index = index;
-  ts->overhead_clock = t_inherited_overhead;  // threads.cpp: inherited from the creator
+  ts->overhead_clock = initial_overhead_clock();  // threads.cpp: the creator's
   ts->open.assign(g.view.g.max_regions, 0);  // regions can be published later
   // Visible to the quiescer before this thread can set in_slow.
   g.threads[index].store(ts, std::memory_order_release);
@@ -383,7 +383,7 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
 
 uint64_t thread_overhead_clock() {
   ThreadState* ts = t_state;
-  return ts && ts != &g_unmonitored ? ts->overhead_clock : t_inherited_overhead;
+  return ts && ts != &g_unmonitored ? ts->overhead_clock : overhead_clock_before_state();
 }
 
 void add_thread_overhead(uint64_t fixed) {
@@ -391,7 +391,7 @@ void add_thread_overhead(uint64_t fixed) {
   if (ts && ts != &g_unmonitored)
     ts->overhead_clock += fixed;
   else
-    t_inherited_overhead += fixed;
+    add_overhead_before_state(fixed);
 }
 
 ThreadState* swap_thread_state(ThreadState* ts) {

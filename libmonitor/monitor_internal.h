@@ -346,11 +346,14 @@ ThreadState* current_thread_state();
 // first event, and adding to it (threads.cpp).
 uint64_t thread_overhead_clock();
 void add_thread_overhead(uint64_t fixed);
-// threads.cpp: the overhead clock of a thread the monitor has not seen yet
-// (inherited from its creator, grown at joins); register_thread() moves it
-// into the thread's state. __thread: set before a sanitizer has set the
-// thread up, where no TLS wrapper call may run.
-extern __attribute__((tls_model("initial-exec"))) __thread uint64_t t_inherited_overhead;
+// threads.cpp: the overhead clock of a thread the monitor has no state
+// for yet (its creator's clock, grown at joins): read it, add to it, and
+// take it into a new state (register_thread); a thread's end
+// (thread_exit), for its joiner.
+uint64_t overhead_clock_before_state();
+void add_overhead_before_state(uint64_t fixed);
+uint64_t initial_overhead_clock();
+void thread_ended(const ThreadState* ts);
 // Makes `ts` the calling thread's monitor state; returns the previous one
 // (overhead calibration runs the real slow paths on a private state).
 ThreadState* swap_thread_state(ThreadState* ts);

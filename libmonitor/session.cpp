@@ -64,6 +64,7 @@ void child_after_fork() {
 
 void thread_exit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
+  if (ts) thread_ended(ts);  // threads.cpp: for the thread's joiner
   if (!ts || !ts->record) return;
   // The same handshake as the slow path: a detach must not unmap the
   // segment under this store.

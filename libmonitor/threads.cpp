@@ -21,13 +21,17 @@
 // Both functions are interposed: libmonitor is linked into the
 // application, ahead of libc, so the program's calls come here first, and
 // dlsym(RTLD_NEXT) finds the real ones (a sanitizer's interceptors, if
-// any, come before us and reach us the same way).
+// any, come before us and reach us the same way). Neither touches the
+// start routine: the new thread takes its creator's clock at its first
+// event (register_thread), and a thread's end is noted by the monitor's
+// thread-exit destructor (also after pthread_exit). A thread without
+// events has its creator's clock, which is never more than its joiner's:
+// nothing to hand over.
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -57,14 +61,15 @@ struct End {
   bool tsc;
 };
 
-std::mutex g_ends_mutex;
-std::unordered_map<pthread_t, End>* g_ends = nullptr;  // never freed: threads may end during exit
+// Both tables never freed: threads may end during exit.
+std::mutex g_mutex;
+// A new thread -> its creator's clock, until the thread's first event.
+std::unordered_map<pthread_t, uint64_t>* g_inherited = nullptr;
+// A joinable thread that ended -> its end, until it is joined.
+std::unordered_map<pthread_t, End>* g_ends = nullptr;
 
-struct Start {
-  void* (*routine)(void*);
-  void* arg;
-  uint64_t overhead;  // the creator's overhead clock
-};
+// Grown at joins before the thread's first event, until register_thread().
+thread_local uint64_t t_joined_before_state = 0;
 
 bool joinable_self() {
   pthread_attr_t attr;
@@ -75,32 +80,35 @@ bool joinable_self() {
   return state == PTHREAD_CREATE_JOINABLE;
 }
 
-// The end of a thread that returned from its start routine (one that ends
-// with pthread_exit() or is cancelled does not come back: its joiner is not
-// compensated for it).
-void thread_returned(Start* s) {
-  std::free(s);
-  const End end{ticks(), thread_overhead_clock(), g.tsc};
-  if (!joinable_self()) return;
-  std::lock_guard<std::mutex> lock(g_ends_mutex);
-  if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
-  (*g_ends)[pthread_self()] = end;
-}
-
-// Runs before the routine, and so before a sanitizer's own start routine
-// (which is `routine` when the sanitizer's pthread_create called ours) has
-// set the thread up: no instrumentation, no call, one thread-local store.
-__attribute__((no_sanitize("address", "thread"))) void* start_thread(void* p) {
-  Start* s = static_cast<Start*>(p);
-  t_inherited_overhead = s->overhead;
-  void* result = s->routine(s->arg);
-  thread_returned(s);
-  return result;
+uint64_t inherited(bool take) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_inherited) return 0;
+  auto it = g_inherited->find(pthread_self());
+  if (it == g_inherited->end()) return 0;
+  const uint64_t v = it->second;
+  if (take) g_inherited->erase(it);
+  return v;
 }
 
 }  // namespace
 
-__attribute__((tls_model("initial-exec"))) __thread uint64_t t_inherited_overhead = 0;
+uint64_t initial_overhead_clock() {
+  const uint64_t v = inherited(true) + t_joined_before_state;
+  t_joined_before_state = 0;
+  return v;
+}
+
+uint64_t overhead_clock_before_state() { return inherited(false) + t_joined_before_state; }
+
+void add_overhead_before_state(uint64_t fixed) { t_joined_before_state += fixed; }
+
+void thread_ended(const ThreadState* ts) {
+  const End end{ticks(), ts->overhead_clock, g.tsc};
+  if (!joinable_self()) return;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
+  (*g_ends)[pthread_self()] = end;
+}
 
 }  // namespace mri::monitor
 
@@ -112,11 +120,15 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (!create) return EAGAIN;
   const uint32_t mode = g.mode.load(std::memory_order_relaxed);
   if (mode != kRunning && mode != kStopped) return create(thread, attr, routine, arg);  // no tool: nothing to carry
-  auto* s = static_cast<Start*>(std::malloc(sizeof(Start)));
-  if (!s) return create(thread, attr, routine, arg);
-  *s = Start{routine, arg, thread_overhead_clock()};
-  const int rc = create(thread, attr, start_thread, s);
-  if (rc != 0) std::free(s);
+  const uint64_t clock = thread_overhead_clock();
+  // Held across the creation: the new thread's first event, which takes
+  // its entry, cannot come before the entry is there.
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const int rc = create(thread, attr, routine, arg);
+  if (rc == 0) {
+    if (!g_inherited) g_inherited = new std::unordered_map<pthread_t, uint64_t>;
+    (*g_inherited)[*thread] = clock;
+  }
   return rc;
 }
 
@@ -130,7 +142,8 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
   if (rc != 0) return rc;
   End end;
   {
-    std::lock_guard<std::mutex> lock(g_ends_mutex);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_inherited) g_inherited->erase(thread);  // it never had an event
     if (!g_ends) return rc;
     auto it = g_ends->find(thread);
     if (it == g_ends->end()) return rc;

@@ -416,7 +416,10 @@ static void test_simulation_is_compensated(void **state)
         mean_sweep(1, &raw, &comp);
         print_message("sweep: %.0f ns dormant, %.0f ns simulated, %.0f ns compensated (%.1f%% of the added time left)\n",
                       t0, raw, comp, 100.0 * (comp - t0) / (raw - t0));
-        if (raw < 2 * t0) fail_msg("simulating added only %.0f ns to %.0f ns", raw - t0, t0);
+        /* The share means something only if simulating adds time well
+         * beyond the noise (it adds about as much as the sweep itself
+         * takes; a doubling was asked for until the simulator got faster). */
+        if (raw < 1.5 * t0) fail_msg("simulating added only %.0f ns to %.0f ns", raw - t0, t0);
         assert_true(comp < raw);
         share[run] = (comp - t0) / (raw - t0);
     }
