@@ -42,4 +42,9 @@ for order in ijk ikj; do
       "$(measure $order valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$native" $order)"
 done
 hierarchy=${MRI_CACHESIM_CONFIG:-"the machine's caches (hwloc)"}
+# The hierarchy that default stands for on this machine, as the replay tool
+# reads it (the ratios depend on it and on the host; docs/PERFORMANCE.md).
+if [ -z "${MRI_CACHESIM_CONFIG:-}" ] && [ -x "$build/tools/cachesim/mri-cachesim" ]; then
+  hierarchy="$hierarchy: $("$build/tools/cachesim/mri-cachesim" --no-progress - </dev/null | sed -n 's/^config: //p')"
+fi
 echo "simulated hierarchy: $hierarchy; $runs runs each, medians"
