@@ -25,8 +25,8 @@
 // start routine: the new thread takes its creator's clock at its first
 // event (register_thread), and a thread's end is noted by the monitor's
 // thread-exit destructor (also after pthread_exit). A thread without
-// events has its creator's clock, which is never more than its joiner's:
-// nothing to hand over.
+// events leaves no end, and its joiner is not compensated for it: its
+// clock is its creator's, which is usually the joiner itself.
 #include <dlfcn.h>
 #include <pthread.h>
 
