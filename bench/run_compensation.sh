@@ -49,7 +49,10 @@ done
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
 
 workloads=(is_sort tree_walk jacobi)
-echo "workload,threads,experiment,trial,main_us,raw_us,instances" >"$out"
+# The last two columns: the process's own calibration of the timer and
+# callpath kinds (ns per pair, as published after its first release), so a
+# run whose calibration a slow spell of the machine inflated can be told.
+echo "workload,threads,experiment,trial,main_us,raw_us,instances,timer_delta_i_ns,callpath_delta_i_ns" >"$out"
 total=$(( ${#workloads[@]} * 2 * trials * ${#experiments[@]} ))
 done_runs=0
 for w in "${workloads[@]}"; do
@@ -64,7 +67,10 @@ for w in "${workloads[@]}"; do
         main=${line#main_us=}; main=${main%% *}
         raw=${line#*raw_us=}; raw=${raw%% *}
         inst=${line#*instances=}
-        echo "$w,$t,$e,$trial,$main,$raw,$inst" >>"$out"
+        cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$build/bench/compensation-last.err" | head -1)
+        timer_di=$(echo "$cal" | awk '{print $3}')
+        callpath_di=$(echo "$cal" | awk '{print $NF}')
+        echo "$w,$t,$e,$trial,$main,$raw,$inst,$timer_di,$callpath_di" >>"$out"
         done_runs=$((done_runs + 1))
       done
       printf 'run_compensation: %d/%d runs\r' "$done_runs" "$total" >&2
