@@ -421,7 +421,7 @@ int cmd_profile(int argc, char** argv) {
   if (g_compensate) {
     MRI_Overhead_Calibration cal;
     if (MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[MRI_OVERHEAD_TIMER].calibrated)
-      std::printf("comp: the monitor's overhead removed (measured at start-up: %.1f ns per measured region\n"
+      std::printf("comp: the monitor's overhead removed (measured in the program: %.1f ns per measured region\n"
                   "      instance added to every enclosing one, %.1f ns of it inside its own time%s)\n",
                   cal.kind[MRI_OVERHEAD_TIMER].delta_inclusive, cal.kind[MRI_OVERHEAD_TIMER].delta_own,
                   output.empty() ? "" : "; callpath requests cost more");
