@@ -64,7 +64,8 @@ struct Cache {
   bool write_allocate = true;
   uint32_t cores_per_instance = 1;
   uint32_t instances = 1;
-  std::vector<uint64_t> tags;
+  std::vector<uint64_t> tags;        // with up to 7 words of padding before `first`
+  uint64_t* first = nullptr;         // the first set, aligned to 64 bytes: an 8-way set is one host cache line
   std::vector<uint64_t*> core_base;  // [core]: the tags of the core's instance
 
   void init(const LevelConfig& l, uint32_t cores) {
@@ -77,12 +78,14 @@ struct Cache {
     write_allocate = l.write_allocate;
     cores_per_instance = l.shared_by == 0 ? cores : l.shared_by;
     instances = cores / cores_per_instance;
-    tags.assign(size_t(instances) * sets * ways, kInvalid);
+    tags.assign(size_t(instances) * sets * ways + 7, kInvalid);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(tags.data());
+    first = tags.data() + ((64 - at % 64) % 64) / sizeof(uint64_t);
     core_base.resize(cores);
     for (uint32_t core = 0; core < cores; ++core) core_base[core] = instance_base(instance_of(core));
   }
   uint32_t instance_of(uint32_t core) const { return core / cores_per_instance; }
-  uint64_t* instance_base(uint32_t instance) { return tags.data() + size_t(instance) * sets * ways; }
+  uint64_t* instance_base(uint32_t instance) { return first + size_t(instance) * sets * ways; }
   uint64_t* set_for(uint32_t instance, uint64_t line) {
     return instance_base(instance) + size_t(line & set_mask) * ways;
   }
