@@ -800,10 +800,14 @@ typedef struct {
 /* Every data structure the loaded application has registered so far (a
  * registration after start-up shows up once it has happened). Names stay
  * valid until the next load or MRI_Finalize(). Errors: not initialised,
- * no application loaded, a corrupt table in the segment. */
+ * no application loaded, a corrupt table in the segment. A data structure
+ * the application ended (Monitor_Unregister_Data) and registered again
+ * appears once per registration; its spec, here and in requests, names
+ * the newest. */
 int MRI_Get_Data_Structures(MRI_Data_Structure_Table *table);
 /* Finds the one data structure with this name (error when none, listing
- * the registered ones, or several: then name the program unit). */
+ * the registered ones, or several in different program units: then name
+ * the unit). */
 int MRI_Find_Data_Structure(const char *name, MRI_Data_Structure_Spec *data_structure);
 int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec *data_structure, MRI_Data_Structure_Info *info);
 

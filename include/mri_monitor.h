@@ -119,6 +119,22 @@ MONITOR_API int Monitor_Is_Attached(void);
 MONITOR_API int Monitor_Register_Data(const char *name, const void *address, unsigned long long bytes,
                                       const Monitor_Region_Descriptor *unit, const char *file);
 
+/* Ends the most recent registration of a data structure that starts at
+ * `address` (a heap array about to be freed, or moved): from the call on,
+ * no cache event counts for it, in requests made before or after, although
+ * its memory may hold another data structure next. References the calling
+ * thread made before the call still count (they are simulated first);
+ * another thread's references that it has not yet handed to the simulator
+ * (at most one batch, flushed at every monitored region enter and exit) do
+ * not. The record stays in the table: results name it as before. The same
+ * name may then be registered again in the same program unit; the tool's
+ * MRI_Find_Data_Structure() and requests made from then on name the new
+ * registration, requests made before keep the one they named.
+ *
+ * Returns 0, or -1 when address is NULL or no registration that has not
+ * ended starts at it. Without a tool it only checks its argument. */
+MONITOR_API int Monitor_Unregister_Data(const void *address);
+
 /* One line per data structure. MONITOR_DATA for an object (a static or
  * global array, a struct): its address is &var. MONITOR_DATA_PTR for memory
  * a pointer points to (a heap array): the address is the pointer's value,

@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,22 @@ struct CacheThread {
 std::vector<Target>* g_targets = nullptr;
 std::vector<std::vector<uint32_t>>* g_region_targets = nullptr;  // [region] -> indices into *g_targets
 std::vector<CacheThread*>* g_threads = nullptr;                  // [thread index]
+
+// Data structures that ended (Monitor_Unregister_Data), by table record,
+// and which monitors watch which record: an ended record's monitors are
+// frozen at its end, and those a thread creates for it later at once.
+// Guarded by g_ended_mutex (application threads and the control thread).
+std::mutex g_ended_mutex;
+std::vector<uint8_t>* g_ended = nullptr;                 // [record]: 1 when ended
+std::vector<std::pair<uint32_t, int>>* g_watchers = nullptr;  // (record, monitor id)
+
+// Records that monitor `id` watches record `record`; freezes it if that
+// has ended. g_ended_mutex held.
+void watch(sim::Hierarchy* h, uint32_t record, int id) {
+  if (!g_watchers) g_watchers = new std::vector<std::pair<uint32_t, int>>;
+  g_watchers->emplace_back(record, id);
+  if (g_ended && record < g_ended->size() && (*g_ended)[record]) h->freeze_monitor(id);
+}
 
 struct HistogramState {
   uint32_t generation = 0;       // request generation whose layout the slot holds
@@ -199,6 +216,10 @@ bool create_monitors(sim::Hierarchy* h, const Target& t, uint32_t thread, Target
     for (int id : tt.monitors) h->remove_monitor(id);
     tt.monitors.clear();
     return false;
+  }
+  if (!t.whole) {
+    std::lock_guard<std::mutex> lock(g_ended_mutex);
+    for (size_t i = 0; i < tt.monitors.size(); ++i) watch(h, t.layout.pieces[i].data_index, tt.monitors[i]);
   }
   tt.key = t.key;
   return true;
@@ -407,6 +428,11 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
         if (h) h->remove_monitor(id);
     ct->targets = std::move(next);
   }
+  if (h) {
+    std::lock_guard<std::mutex> lock(g_ended_mutex);
+    if (g_watchers)
+      std::erase_if(*g_watchers, [h](const std::pair<uint32_t, int>& w) { return !h->monitor_totals(w.second, nullptr, 0); });
+  }
   *g_targets = std::move(targets);
   *g_region_targets = std::move(region_targets);
   // Every reference is simulated while some cache request is in place, so
@@ -418,6 +444,17 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
 // (compensation: every instance open meanwhile has it removed).
 static inline void charge_overhead(ThreadState* ts, uint64_t since, uint64_t extra = 0) {
   ts->overhead_clock += ((ticks() - since) << kOverheadFracBits) + extra;
+}
+
+void cache_data_ended(uint32_t record) {
+  std::lock_guard<std::mutex> lock(g_ended_mutex);
+  if (!g_ended) g_ended = new std::vector<uint8_t>;
+  if (g_ended->size() <= record) g_ended->resize(record + 1, 0);
+  (*g_ended)[record] = 1;
+  sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
+  if (h && g_watchers)
+    for (const auto& [r, id] : *g_watchers)
+      if (r == record) h->freeze_monitor(id);
 }
 
 void cache_flush_references() {

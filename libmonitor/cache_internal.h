@@ -37,6 +37,11 @@ __attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);
 // time spent simulating them (compensation).
 __attribute__((noinline)) void cache_flush_references();
 __attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
+// Data structure `record` has ended (Monitor_Unregister_Data, which first
+// simulates what the calling thread has buffered): every monitor of it
+// stops counting for good (its memory may hold another data structure next).
+// Needs registry_mutex held.
+void cache_data_ended(uint32_t record);
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
 void cache_finish();

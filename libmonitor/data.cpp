@@ -22,12 +22,14 @@ struct Entry {
   uint64_t bytes;
   std::string file;
   int32_t line;  // first line of the declaring unit, 0: file scope
+  int32_t record = -1;  // its index in the published table, -1 while pending (or not published)
+  bool ended = false;   // Monitor_Unregister_Data
 };
 
 // Guarded by g.registry_mutex. Registered before the publication and not
 // yet in the segment; then every published record (the MCC's trusted copy).
 std::vector<Entry>* g_pending = nullptr;
-std::vector<Entry>* g_known = nullptr;  // every accepted registration (duplicate check)
+std::vector<Entry>* g_known = nullptr;  // every accepted registration (duplicate check, ends)
 std::vector<proto::DataRecord>* g_records = nullptr;
 
 proto::AppControl& app() { return g.view.header()->app; }
@@ -60,8 +62,24 @@ int64_t file_id_for(const std::string& file) {
 }
 
 // Writes one record into the segment; the release store of data_count
-// makes it visible complete.
+// makes it visible complete. Notes the record's index in the matching
+// g_known entry (the last one with e's address, name and unit), and ends
+// the record at once if that entry ended while pending.
+bool publish_record(const Entry& e);
 bool publish(const Entry& e) {
+  if (!publish_record(e)) return false;
+  const int32_t index = int32_t(g_records->size() - 1);
+  if (g_known)
+    for (auto it = g_known->rbegin(); it != g_known->rend(); ++it)
+      if (it->record < 0 && it->address == e.address && it->name == e.name && it->file == e.file &&
+          it->line == e.line) {
+        it->record = index;
+        if (it->ended) cache_data_ended(uint32_t(index));
+        break;
+      }
+  return true;
+}
+bool publish_record(const Entry& e) {
   const uint32_t index = uint32_t(g_records->size());
   if (index >= proto::kMaxDataStructures) {
     note_error("data structure \"%s\" not published: more than %u data structures", e.name.c_str(),
@@ -117,8 +135,9 @@ extern "C" int Monitor_Register_Data(const char* name, const void* address, unsi
   if (!attached()) return 0;
   if (!g_known) g_known = new std::vector<Entry>;
   for (const Entry& k : *g_known)
-    if (k.name == e.name && k.file == e.file && k.line == e.line) {
-      note_error("data structure \"%s\" registered twice in the same program unit (%s:%d): the second is ignored",
+    if (!k.ended && k.name == e.name && k.file == e.file && k.line == e.line) {
+      note_error("data structure \"%s\" registered twice in the same program unit (%s:%d): the second is ignored "
+                 "(end the first with Monitor_Unregister_Data)",
                  name, e.file.c_str(), e.line);
       return -1;
     }
@@ -129,7 +148,31 @@ extern "C" int Monitor_Register_Data(const char* name, const void* address, unsi
     g_known->push_back(e);
     return 0;
   }
-  if (!publish(e)) return -1;
   g_known->push_back(e);
+  if (!publish(e)) {
+    g_known->pop_back();
+    return -1;
+  }
   return 0;
+}
+
+extern "C" int Monitor_Unregister_Data(const void* address) {
+  if (!address) return -1;
+  if (!attached()) return 0;  // dormant: nothing was recorded
+  const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
+  // The calling thread's references so far still count for it (before the
+  // locks: simulating waits for the simulator, never for them).
+  if (g.cache_recording.load(std::memory_order_relaxed)) cache_flush_references();
+  std::lock_guard<std::mutex> control(g.control_mutex);
+  std::lock_guard<std::mutex> lock(g.registry_mutex);
+  if (!attached()) return 0;
+  if (g_known)
+    for (auto it = g_known->rbegin(); it != g_known->rend(); ++it)
+      if (it->address == begin && !it->ended) {
+        it->ended = true;
+        if (it->record >= 0) cache_data_ended(uint32_t(it->record));
+        return 0;
+      }
+  note_error("Monitor_Unregister_Data(%p): no registered data structure starts there (or it has ended)", address);
+  return -1;
 }

@@ -2,6 +2,7 @@
 // events: the application's data-structure table, which cache requests the
 // simulator measures, the simulator configuration, and histogram results
 // (paper 3.2, 4.2).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,8 +101,10 @@ int refresh_data_structures() {
 int data_structure_index(const MRI_Data_Structure_Spec& spec) {
   if (!spec.name) return fail("data structure name is NULL");
   if (refresh_data_structures() != MRI_OK) return MRI_Error;
+  // The newest registration: one that ended (Monitor_Unregister_Data) may
+  // have been followed by another of the same name in the same unit.
   bool other_unit = false;
-  for (size_t i = 0; i < s.data.size(); ++i) {
+  for (size_t i = s.data.size(); i-- > 0;) {
     if (s.data[i].name != spec.name) continue;
     if (s.data[i].spec.id.file_ID == spec.id.file_ID && s.data[i].spec.id.line_NR == spec.id.line_NR) return int(i);
     other_unit = true;
@@ -244,12 +247,18 @@ int MRI_Find_Data_Structure(const char* name, MRI_Data_Structure_Spec* data_stru
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
   if (refresh_data_structures() != MRI_OK) return MRI_Error;
-  int found = -1, count = 0;
+  // Units, not records: a data structure ended and registered again in
+  // its unit (Monitor_Unregister_Data) has a record per registration, and
+  // the spec names the newest (data_structure_index).
+  int found = -1;
+  std::vector<std::pair<int, int>> units;
   for (size_t i = 0; i < s.data.size(); ++i)
     if (s.data[i].name == name) {
+      const std::pair<int, int> unit{s.data[i].spec.id.file_ID, s.data[i].spec.id.line_NR};
+      if (std::find(units.begin(), units.end(), unit) == units.end()) units.push_back(unit);
       found = int(i);
-      ++count;
     }
+  const int count = int(units.size());
   if (count == 0)
     return fail("the application has not registered a data structure \"%s\" (registered: %s)", name,
                 registered_names().c_str());

@@ -229,6 +229,10 @@ class Hierarchy {
   int add_monitor(const MonitorSpec& spec, std::string* error);
   bool remove_monitor(int id);
   bool set_monitor_enabled(int id, bool enabled);
+  // Disables the monitor for good: set_monitor_enabled(id, true) is then
+  // ignored, its counts stay readable (the data structure it watched has
+  // ended, and its memory may hold another one from now on).
+  bool freeze_monitor(int id);
   bool reset_monitor(int id);
   bool monitor_result(int id, MonitorResult* out) const;
   // Without allocation (for callers on a monitored program's path): copies

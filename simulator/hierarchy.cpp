@@ -174,6 +174,7 @@ struct MonitorData {
   uint64_t bin_bytes = 0;
   std::vector<uint64_t> totals;
   std::vector<uint64_t> bins;
+  bool frozen = false;  // freeze_monitor(): never enabled again
 };
 
 // The enabled monitors in the form the kernels read.
@@ -854,8 +855,21 @@ bool Hierarchy::set_monitor_enabled(int id, bool enabled) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto it = impl_->monitors.find(id);
   if (it == impl_->monitors.end()) return false;
+  if (it->second.frozen) enabled = false;
   if (it->second.spec.enabled != enabled) {
     it->second.spec.enabled = enabled;
+    impl_->refresh_active();
+  }
+  return true;
+}
+
+bool Hierarchy::freeze_monitor(int id) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->monitors.find(id);
+  if (it == impl_->monitors.end()) return false;
+  it->second.frozen = true;
+  if (it->second.spec.enabled) {
+    it->second.spec.enabled = false;
     impl_->refresh_active();
   }
   return true;

@@ -81,6 +81,28 @@ TEST(Monitors, RangeBinsAndWarmCacheWhileDisabled) {
   EXPECT_FALSE(h->set_monitor_enabled(id, true));
 }
 
+// A frozen monitor (its data structure ended) keeps its counts and is
+// never enabled again; the others go on counting.
+TEST(Monitors, FrozenMonitorStaysDisabled) {
+  auto h = make("L1:4K,4,64;L2:64K,8,64");
+  MonitorSpec spec;
+  spec.begin = kBegin;
+  spec.end = kEnd;
+  spec.events = {{0, EventKind::kReadMiss}, {0, EventKind::kReadHit}};
+  std::string error;
+  const int old_id = h->add_monitor(spec, &error), new_id = h->add_monitor(spec, &error);
+  ASSERT_GE(old_id, 0) << error;
+  ASSERT_GE(new_id, 0) << error;
+  sweep(*h);
+  ASSERT_TRUE(h->freeze_monitor(old_id));
+  EXPECT_TRUE(h->set_monitor_enabled(old_id, true));  // accepted, and ignored
+  sweep(*h);
+  EXPECT_EQ(result(*h, old_id).totals[1], 16u);  // the first sweep's misses only
+  EXPECT_EQ(result(*h, old_id).totals[0], 0u);
+  EXPECT_EQ(result(*h, new_id).totals[0], 16u);  // the second sweep's hits
+  EXPECT_FALSE(h->freeze_monitor(12345));
+}
+
 // 1000 bytes in 3 bins: ceil(1000 / 3) = 334 bytes; bins [0, 334),
 // [334, 668), [668, 1000). An 8-byte write at offset 330 and the reads at
 // 333, 334, 667, 668 and 999.

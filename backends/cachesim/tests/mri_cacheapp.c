@@ -15,6 +15,14 @@
  * thread does the same afterwards (the main thread waits for it). Every
  * mode is wrapped in region "main" (PROGRAM).
  *
+ *   mri_cacheapp realloc ROUNDS
+ *
+ * ROUNDS times, in region "main": allocates B (32 KiB, 64-byte aligned)
+ * and registers it, passes region "fresh" (empty: a place to stop), runs
+ * "fill" over B, ends B (Monitor_Unregister_Data), runs "fill" over the
+ * same memory again (counted for nobody) and frees it. The allocator may
+ * give every round the same address.
+ *
  * With 32 KiB 8-way LRU L1 caches, a sweep of A misses every line in L1
  * every time (1024 read misses, 7168 read hits); a 256 KiB private L2 holds
  * A, so only each thread's first sweep misses there. The fill misses each
@@ -32,6 +40,7 @@
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
 MONITOR_REGION(r_sweep, MRI_REGION_LOOP, "sweep");
 MONITOR_REGION(r_fill, MRI_REGION_ROUTINE, "fill");
+MONITOR_REGION(r_fresh, MRI_REGION_BLOCK, "fresh");
 
 static double A[A_DOUBLES] __attribute__((aligned(64)));
 static int C[16] __attribute__((aligned(64)));
@@ -59,6 +68,37 @@ static void work(void)
     MONITOR_EXIT(r_fill);
 }
 
+static void fill(void)
+{
+    volatile double *b = B;
+    MONITOR_ENTER(r_fill);
+    for (int i = 0; i < B_DOUBLES; i++)
+        b[i] = (double)i;
+    MONITOR_EXIT(r_fill);
+}
+
+/* The realloc mode (see the top). 0, or 1 when a call of the data-structure
+ * interface did not return what it must. */
+static int reallocate(int rounds)
+{
+    MONITOR_ENTER(r_main);
+    for (int r = 0; r < rounds; r++) {
+        B = aligned_alloc(64, B_DOUBLES * sizeof(double));
+        if (!B || MONITOR_DATA_PTR(B, B_DOUBLES * sizeof(double)) != 0)
+            return 1;
+        MONITOR_ENTER(r_fresh);
+        MONITOR_EXIT(r_fresh);
+        fill();
+        /* Ended once; a second end finds nothing (with a tool attached). */
+        if (Monitor_Unregister_Data(B) != 0 || (Monitor_Is_Attached() && Monitor_Unregister_Data(B) != -1))
+            return 1;
+        fill();
+        free(B);
+    }
+    MONITOR_EXIT(r_main);
+    return Monitor_Unregister_Data(NULL) == -1 ? 0 : 1;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -68,8 +108,20 @@ static void *second_thread(void *arg)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "realloc") == 0) {
+        const int rounds = atoi(argv[2]);
+        if (rounds < 1) {
+            fprintf(stderr, "%s: ROUNDS >= 1\n", argv[0]);
+            return 2;
+        }
+        if (reallocate(rounds) != 0) {
+            fprintf(stderr, "%s: a data-structure call returned the wrong result\n", argv[0]);
+            return 1;
+        }
+        return 0;
+    }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS\n", argv[0]);
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS\n", argv[0]);
         return 2;
     }
     passes = atoi(argv[2]);

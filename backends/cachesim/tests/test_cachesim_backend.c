@@ -163,6 +163,58 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* Hits plus misses of writes to data structure `ds` in "fill", thread 0
+ * (every store counts once, whether the memory was still cached or not). */
+static MRI_Request_ID fill_writes[2];
+static void request_fill_writes(void)
+{
+    fill_writes[0] = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
+    fill_writes[1] = cache_aggregate(MRI_LC1_DATA_WRITE_MISS, "fill", "B", MRI_SUM);
+}
+static long writes(const MRI_Request_ID ids[2])
+{
+    return (long)(thread_value(ids[0], 0) + thread_value(ids[1], 0));
+}
+
+/* A heap array freed and allocated again under the same name
+ * (Monitor_Unregister_Data): each round's "B" counts the 4096 stores of
+ * the fill before its end and none of the fill after it, even where the
+ * next round's array has the same address; the name finds the newest
+ * registration. */
+static void test_data_structure_ended_and_registered_again(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"realloc", (char *)"3", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
+    if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    MRI_Region_Spec fresh = region("fresh");
+    assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
+    MRI_Request_ID rounds[3][2];
+    MRI_Data_Structure_Info info[3];
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED); /* round r's B is registered */
+        MRI_Data_Structure_Spec b = data("B");
+        assert_int_equal(MRI_Get_Data_Structure_Info(&b, &info[r]), MRI_OK);
+        request_fill_writes();
+        rounds[r][0] = fill_writes[0];
+        rounds[r][1] = fill_writes[1];
+        for (int earlier = 0; earlier < r; earlier++)
+            assert_int_equal(writes(rounds[earlier]), kWritesB); /* stopped counting at its end */
+        if (r < 2) assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
+    }
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0); /* the application's own checks of the return values */
+    for (int r = 0; r < 3; r++) assert_int_equal(writes(rounds[r]), kWritesB);
+    print_message("B's addresses: %#llx %#llx %#llx\n", (unsigned long long)info[0].address,
+                  (unsigned long long)info[1].address, (unsigned long long)info[2].address);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 static const MRI_Profile_Element *profile_element(const MRI_Histogram_Profile_Results *p, const char *name)
 {
     MRI_Region_Spec r = region(name);
@@ -462,17 +514,27 @@ static void test_without_backend(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* After a failed assertion the test left its session open: close it, so
+ * that the next test starts afresh instead of failing in MRI_Init. */
+static int teardown(void **state)
+{
+    (void)state;
+    MRI_Finalize();
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_data_structures_published),
-        cmocka_unit_test(test_restricted_aggregates),
-        cmocka_unit_test(test_histograms),
-        cmocka_unit_test(test_profiles),
-        cmocka_unit_test(test_traces),
-        cmocka_unit_test(test_simulation_is_compensated),
-        cmocka_unit_test(test_bad_configuration),
-        cmocka_unit_test(test_without_backend),
+        cmocka_unit_test_teardown(test_data_structures_published, teardown),
+        cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
+        cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
+        cmocka_unit_test_teardown(test_histograms, teardown),
+        cmocka_unit_test_teardown(test_profiles, teardown),
+        cmocka_unit_test_teardown(test_traces, teardown),
+        cmocka_unit_test_teardown(test_simulation_is_compensated, teardown),
+        cmocka_unit_test_teardown(test_bad_configuration, teardown),
+        cmocka_unit_test_teardown(test_without_backend, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
