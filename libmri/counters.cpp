@@ -107,7 +107,9 @@ void fill_counter_information(MRI_HW_Info* info) {
   std::string why;
   if (papi::init(why)) {
     info->nr_Hardware_Counters = papi::hardware_counters();
-    std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s", papi::version().c_str());
+    const std::string tables = papi::forced_cpu_tables();
+    std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s%s%s", papi::version().c_str(),
+                  tables.empty() ? "" : ", CPU events of ", tables.c_str());
   } else {
     info->nr_Hardware_Counters = 0;
     std::snprintf(info->counter_source, sizeof info->counter_source, "absent: %s",

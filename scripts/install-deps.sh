@@ -9,6 +9,7 @@ packages=(
   build-essential cmake pkg-config   # toolchain
   libcmocka-dev                      # C API tests
   libpapi-dev papi-tools             # PAPI backend: counters by name (papi_avail to look around)
+  libpfm4-dev                        # PAPI's event tables: chosen by the backend on a CPU libpfm4 does not know
   googletest libgtest-dev libgmock-dev  # unit and fault tests
   libhwloc-dev                       # machine topology (MRI_Get_System_Information)
   libunwind-dev                      # unannotated callers in callpath profiles (libmonitor; optional, MRI_USE_LIBUNWIND)

@@ -3,10 +3,18 @@
 #include <pthread.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
 #include <mutex>
+#include <vector>
 
 #ifdef MRI_HAVE_PAPI
 #include <papi.h>
+#endif
+#ifdef MRI_HAVE_LIBPFM
+#include <cpuid.h>
+#include <perfmon/pfmlib.h>
 #endif
 
 namespace mri::papi {
@@ -21,7 +29,86 @@ std::once_flag g_once;
 bool g_ok = false;
 std::string g_why;
 
+// Why PAPI's perf_event component is off ("" when it is on): then neither
+// the CPU's events nor the kernel's own (perf::TASK-CLOCK ...) exist.
+std::string g_component_off;
+// The CPU event tables chosen for libpfm4 when it does not know this CPU
+// ("" when it does, or when the user chose with LIBPFM_FORCE_PMU).
+std::string g_forced_pmu;
+std::string g_cpu;
+
 std::string papi_error(int code) { return std::string(PAPI_strerror(code)) + " (PAPI error " + std::to_string(code) + ")"; }
+
+#ifdef MRI_HAVE_LIBPFM
+// PAPI's perf_event component starts only when libpfm4 has event tables for
+// the CPU's model. A libpfm4 older than the CPU (Debian 12's 4.13 and AMD
+// Zen 5, family 0x1a) leaves the component off, and with it the kernel's
+// software events, which need no tables at all. So, before PAPI starts and
+// unless the user chose with LIBPFM_FORCE_PMU, ask libpfm4 whether it knows
+// the CPU; if not, have it use the newest tables it has for the CPU's
+// vendor (CPU events then go by that model's names and encodings; where
+// they do not exist here, counting them fails and is reported so).
+void choose_cpu_tables() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  char vendor[13] = {};
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    std::memcpy(vendor, &b, 4);
+    std::memcpy(vendor + 4, &d, 4);
+    std::memcpy(vendor + 8, &c, 4);
+  }
+  unsigned family = 0, model = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    family = (a >> 8) & 0xf;
+    model = (a >> 4) & 0xf;
+    if (family == 0xf) family += (a >> 20) & 0xff;
+    if (family >= 6) model |= ((a >> 16) & 0xf) << 4;
+  }
+  g_cpu = std::string(vendor) + " family " + std::to_string(family) + " model " + std::to_string(model);
+  if (std::getenv("LIBPFM_FORCE_PMU")) return;
+  if (pfm_initialize() != PFM_SUCCESS) return;
+  bool known = false;
+  std::vector<std::string> names;
+  for (int p = PFM_PMU_NONE; p < PFM_PMU_MAX; ++p) {
+    pfm_pmu_info_t info;
+    std::memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (pfm_get_pmu_info(pfm_pmu_t(p), &info) != PFM_SUCCESS || info.type != PFM_PMU_TYPE_CORE) continue;
+    if (info.is_present) known = true;
+    if (info.name) names.emplace_back(info.name);
+  }
+  pfm_terminate();  // PAPI initialises libpfm4 again, reading the choice
+  if (known) return;
+  // Newest first. Intel's architectural events exist on every Intel CPU.
+  static const char* const kAmd[] = {"amd64_fam1ah_zen5", "amd64_fam19h_zen4", "amd64_fam19h_zen3",
+                                     "amd64_fam17h_zen2"};
+  static const char* const kIntel[] = {"ix86arch"};
+  const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0;
+  const bool intel = std::strcmp(vendor, "GenuineIntel") == 0;
+  if (!amd && !intel) return;
+  for (const char* want : amd ? std::vector<const char*>(std::begin(kAmd), std::end(kAmd))
+                              : std::vector<const char*>(std::begin(kIntel), std::end(kIntel)))
+    for (const auto& have : names)
+      if (have == want) {
+        g_forced_pmu = want;
+        setenv("LIBPFM_FORCE_PMU", want, 1);
+        return;
+      }
+}
+#else
+void choose_cpu_tables() {}
+#endif
+
+// Why the perf_event component is off, from PAPI ("" when it is on).
+std::string component_off() {
+  const int cid = PAPI_get_component_index("perf_event");
+  if (cid < 0) return "PAPI has no perf_event component";
+  const PAPI_component_info_t* info = PAPI_get_component_info(cid);
+  if (!info || !info->disabled) return "";
+  std::string why = std::string("PAPI's perf_event component is off: ") + info->disabled_reason;
+  if (std::strstr(info->disabled_reason, "no default PMU"))
+    why += " (libpfm4 does not know this CPU, " + g_cpu + "; LIBPFM_FORCE_PMU names tables it has)";
+  return why;
+}
 
 }  // namespace
 
@@ -29,7 +116,10 @@ bool built_with_papi() { return true; }
 
 bool init(std::string& why) {
   std::call_once(g_once, [] {
+    choose_cpu_tables();
     const int v = PAPI_library_init(PAPI_VER_CURRENT);
+    // libpfm4 read the choice; the program's environment is its own again.
+    if (!g_forced_pmu.empty()) unsetenv("LIBPFM_FORCE_PMU");
     if (v != PAPI_VER_CURRENT) {
       g_why = v > 0 ? "PAPI library version mismatch" : "PAPI_library_init failed: " + papi_error(v);
       return;
@@ -39,6 +129,7 @@ bool init(std::string& why) {
       g_why = "PAPI_thread_init failed: " + papi_error(t);
       return;
     }
+    g_component_off = component_off();
     g_ok = true;
   });
   if (!g_ok) why = g_why;
@@ -55,6 +146,21 @@ std::string version() {
   return text;
 }
 
+std::string cpu_tables() {
+  std::string why;
+  if (!init(why)) return "";
+  if (!g_component_off.empty()) return g_component_off;
+  if (!g_forced_pmu.empty())
+    return "libpfm4 does not know this CPU (" + g_cpu + "); CPU events use the tables of " + g_forced_pmu;
+  return "";
+}
+
+std::string forced_cpu_tables() {
+  std::string why;
+  init(why);
+  return g_forced_pmu;
+}
+
 int hardware_counters() {
   std::string why;
   if (!init(why)) return 0;
@@ -68,6 +174,7 @@ EventCheck check_event(const std::string& name, std::string& why) {
   int code = 0;
   if (PAPI_event_name_to_code(name.c_str(), &code) != PAPI_OK) {
     why = "PAPI knows no event \"" + name + "\" (see mri info or papi_avail / papi_native_avail)";
+    if (!g_component_off.empty()) why += "; " + g_component_off;
     return EventCheck::kUnknown;
   }
   if (PAPI_query_event(code) != PAPI_OK) {
@@ -190,6 +297,23 @@ bool init(std::string& why) {
   return false;
 }
 std::string version() { return std::string("absent: ") + kAbsent; }
+std::string cpu_tables() { return ""; }
+std::string forced_cpu_tables() { return ""; }
+std::string cpu_tables() {
+  std::string why;
+  if (!init(why)) return "";
+  if (!g_component_off.empty()) return g_component_off;
+  if (!g_forced_pmu.empty())
+    return "libpfm4 does not know this CPU (" + g_cpu + "); CPU events use the tables of " + g_forced_pmu;
+  return "";
+}
+
+std::string forced_cpu_tables() {
+  std::string why;
+  init(why);
+  return g_forced_pmu;
+}
+
 int hardware_counters() { return 0; }
 EventCheck check_event(const std::string& name, std::string& why) {
   why = name + " needs PAPI, and " + kAbsent;
