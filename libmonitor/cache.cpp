@@ -160,8 +160,9 @@ sim::Hierarchy* simulator() {
     g_sim_error = new std::string(error);
     return nullptr;
   }
-  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s)", sim::format_config(config).c_str(),
-                source.c_str());
+  const bool async = cache_start_worker();
+  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
+                source.c_str(), async ? "; simulated by a thread of its own" : "");
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
 }
@@ -261,6 +262,7 @@ void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, 
 
 void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::vector<uint8_t>& region_cache) {
   const proto::View& v = g.view;
+  cache_drain();  // monitors change below
   if (!g_threads) {
     g_threads = new std::vector<CacheThread*>(v.g.max_threads, nullptr);
     g_targets = new std::vector<Target>;
@@ -466,8 +468,10 @@ void cache_enter(ThreadState* ts, uint32_t region) {
   if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
   // What came before the enter is not the instance's: the enter flushed it
   // (cache_flush_references) before its timestamp. This work, after it, is
-  // monitor overhead inside the instance: timed, and compensated.
+  // monitor overhead inside the instance: timed, and compensated. So is
+  // the wait for the simulation thread to catch up.
   const uint64_t t0 = ticks();
+  cache_drain();
   CacheThread* ct = thread_of(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
@@ -536,7 +540,9 @@ void cache_exit(ThreadState* ts, uint32_t region) {
   if (!h || !g_region_targets || region >= g_region_targets->size() || (*g_region_targets)[region].empty()) return;
   // The instance's last references were flushed before the exit's
   // timestamp; this work, after it, is overhead in the enclosing instances.
+  // So is the wait for the simulation thread to simulate them.
   const uint64_t t0 = ticks();
+  cache_drain();
   CacheThread* ct = thread_of(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
@@ -573,7 +579,10 @@ void cache_exit(ThreadState* ts, uint32_t region) {
 void cache_finish() {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   if (!b) return;
-  if (g_sim.load(std::memory_order_relaxed)) b->flush();
+  if (g_sim.load(std::memory_order_relaxed)) {
+    b->flush();
+    cache_drain();
+  }
   set_recording(false);
 }
 
@@ -607,6 +616,6 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // included), and with the calibrated cost of recording the n references,
   // added to the thread's overhead clock (compensation, seed paper 001).
   const uint64_t t0 = ticks();
-  h->simulate(ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
+  cache_submit(h, ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
 }

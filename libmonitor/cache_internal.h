@@ -7,6 +7,11 @@
 
 #include "mri_protocol.h"
 
+namespace mri::sim {
+class Hierarchy;
+struct Access;
+}  // namespace mri::sim
+
 namespace mri::monitor {
 
 struct ThreadState;
@@ -45,6 +50,15 @@ void cache_data_ended(uint32_t record);
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
 void cache_finish();
+// cache_worker.cpp. Starts the simulation thread where it is wanted (once,
+// when the simulator is created); whether batches go to it.
+bool cache_start_worker();
+// Hands a batch to the simulation thread (or, where there is none,
+// simulates it at once); returns when the batch is copied.
+void cache_submit(mri::sim::Hierarchy* h, uint32_t core, const mri::sim::Access* refs, size_t n);
+// Returns once every batch handed over so far, by any thread, is simulated:
+// before the monitors' counts are read or the monitors changed.
+void cache_drain();
 // Tells the tool (AppControl::cache_backend) that the program has the
 // instrumentation; at the publication, and at the backend's registration.
 void cache_publish_backend();

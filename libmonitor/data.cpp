@@ -162,7 +162,10 @@ extern "C" int Monitor_Unregister_Data(const void* address) {
   const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
   // The calling thread's references so far still count for it (before the
   // locks: simulating waits for the simulator, never for them).
-  if (g.cache_recording.load(std::memory_order_relaxed)) cache_flush_references();
+  if (g.cache_recording.load(std::memory_order_relaxed)) {
+    cache_flush_references();
+    cache_drain();
+  }
   std::lock_guard<std::mutex> control(g.control_mutex);
   std::lock_guard<std::mutex> lock(g.registry_mutex);
   if (!attached()) return 0;
