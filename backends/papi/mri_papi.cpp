@@ -299,21 +299,6 @@ bool init(std::string& why) {
 std::string version() { return std::string("absent: ") + kAbsent; }
 std::string cpu_tables() { return ""; }
 std::string forced_cpu_tables() { return ""; }
-std::string cpu_tables() {
-  std::string why;
-  if (!init(why)) return "";
-  if (!g_component_off.empty()) return g_component_off;
-  if (!g_forced_pmu.empty())
-    return "libpfm4 does not know this CPU (" + g_cpu + "); CPU events use the tables of " + g_forced_pmu;
-  return "";
-}
-
-std::string forced_cpu_tables() {
-  std::string why;
-  init(why);
-  return g_forced_pmu;
-}
-
 int hardware_counters() { return 0; }
 EventCheck check_event(const std::string& name, std::string& why) {
   why = name + " needs PAPI, and " + kAbsent;
