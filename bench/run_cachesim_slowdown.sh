@@ -13,6 +13,10 @@
 # (matmul_cachesim under `mri hist`, L1 read misses of C in "multiply": every
 # reference simulated, C monitored); the same with the histogram over every
 # registered data structure (A, B and C monitored); cachegrind; callgrind.
+# "simulated" uses the simulation thread where the machine has a CPU to
+# spare for it (libmonitor/cache_worker.cpp); the row "simulated in place"
+# is the C-monitored run with MRI_CACHESIM_ASYNC=0, each batch simulated by
+# the program's thread, for comparison.
 set -euo pipefail
 build=${1:?usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]}
 runs=${2:-5}
@@ -35,6 +39,8 @@ for order in ijk ikj; do
   row "instrumented, dormant (no tool)" "$(measure $order "$inst" $order)"
   row "instrumented, simulated, C monitored" \
       "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
+  row "  the same simulated in place (ASYNC=0)" \
+      "$(measure $order env MRI_CACHESIM_ASYNC=0 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
   row "instrumented, simulated, all data structures" \
       "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst" $order)"
   row "valgrind --tool=cachegrind" "$(measure $order valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native" $order)"
