@@ -576,6 +576,18 @@ void cache_exit(ThreadState* ts, uint32_t region) {
   charge_overhead(ts, t0);
 }
 
+void cache_after_fork() {
+  // A fork()ed child is not the monitored process (child_after_fork): it
+  // records and simulates nothing. Its copy of the simulator may even be
+  // locked for good, by a thread of the parent's that the child does not
+  // have (the simulation thread, or another thread in the middle of a
+  // batch).
+  g_sim.store(nullptr, std::memory_order_relaxed);
+  if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire))
+    __atomic_store_n(b->recording, 0, __ATOMIC_RELAXED);
+  g.cache_recording.store(false, std::memory_order_relaxed);
+}
+
 void cache_finish() {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   if (!b) return;

@@ -50,6 +50,9 @@ void cache_data_ended(uint32_t record);
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
 void cache_finish();
+// In a fork()ed child (session.cpp, child_after_fork): no recording, no
+// simulator.
+void cache_after_fork();
 // cache_worker.cpp. Starts the simulation thread where it is wanted (once,
 // when the simulator is created); whether batches go to it.
 bool cache_start_worker();

@@ -14,8 +14,9 @@
 // On by default where the process may run on two CPUs or more, and used
 // while fewer threads hand batches over than there are CPUs (else each
 // simulates its own, as on one CPU). MRI_CACHESIM_ASYNC=0 turns it off,
-// =1 uses it always. A fork()ed child simulates in place: the worker is
-// not there.
+// =1 uses it always. A fork()ed child simulates nothing
+// (cache_after_fork): the worker is not there, and the simulator may have
+// been locked by it at the fork.
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>

@@ -58,6 +58,7 @@ void child_after_fork() {
   // A forked child inherits the mapping but is not the monitored process.
   g.mode.store(kDetached, std::memory_order_relaxed);
   for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 0, __ATOMIC_RELAXED);
+  cache_after_fork();
   if (g.view.base) shmdt(g.view.base);
   g.view.base = nullptr;
 }

@@ -23,6 +23,15 @@
  * same memory again (counted for nobody) and frees it. The allocator may
  * give every round the same address.
  *
+ *   mri_cacheapp fork ROUNDS
+ *
+ * ROUNDS times, in region "main": reads one double of each of A's lines,
+ * 160 times over (no regions: the references only keep the simulator
+ * busy), then fork()s; the child does the same and exits, and the parent waits for it, at most 20 s
+ * (then kills it and fails: the child hung). A forked child is not the
+ * monitored process: it must neither record nor wait for a simulator
+ * that another thread of its parent held at the fork.
+ *
  * With 32 KiB 8-way LRU L1 caches, a sweep of A misses every line in L1
  * every time (1024 read misses, 7168 read hits); a 256 KiB private L2 holds
  * A, so only each thread's first sweep misses there. The fill misses each
@@ -30,9 +39,13 @@
  */
 #include <mri_monitor.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #define A_DOUBLES 8192 /* 64 KiB */
 #define B_DOUBLES 4096 /* 32 KiB */
@@ -99,6 +112,55 @@ static int reallocate(int rounds)
     return Monitor_Unregister_Data(NULL) == -1 ? 0 : 1;
 }
 
+/* n passes over A reading one double per line: every read misses L1,
+ * which costs the simulator more than recording costs the program, so a
+ * simulation thread is still busy when the program forks. */
+static void sweeps(int n)
+{
+    const volatile double *a = A;
+    double sum = 0.0;
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < A_DOUBLES; i += 8)
+            sum += a[i];
+    sink += sum;
+}
+
+/* The fork mode (see the top). 0, or 1 when a child hung or failed. */
+static int forks(int rounds)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    for (int r = 0; r < rounds; r++) {
+        sweeps(160);
+        const pid_t child = fork();
+        if (child < 0)
+            return 1;
+        if (child == 0) {
+            sweeps(160);
+            _exit(0);
+        }
+        int status = 0;
+        int waited_ms = 0;
+        pid_t done;
+        while ((done = waitpid(child, &status, WNOHANG)) == 0 && waited_ms < 20000) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+            waited_ms++;
+        }
+        if (done == 0) {
+            kill(child, SIGKILL);
+            waitpid(child, &status, 0);
+            fprintf(stderr, "mri_cacheapp: round %d: the forked child hung\n", r);
+            return 1;
+        }
+        if (done != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 1;
+    }
+    MONITOR_EXIT(r_main);
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -120,8 +182,16 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "fork") == 0) {
+        const int rounds = atoi(argv[2]);
+        if (rounds < 1) {
+            fprintf(stderr, "%s: ROUNDS >= 1\n", argv[0]);
+            return 2;
+        }
+        return forks(rounds);
+    }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS\n", argv[0]);
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS\n", argv[0]);
         return 2;
     }
     passes = atoi(argv[2]);

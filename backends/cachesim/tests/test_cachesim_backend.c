@@ -222,6 +222,29 @@ static void test_data_structure_ended_and_registered_again(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* A program that fork()s while its references are being simulated: the
+ * children run instrumented code too, and must neither hang nor disturb
+ * the parent's counts (a forked child is not the monitored process). The
+ * parent's 160 strided passes per round miss A's 1024 lines in L1 every
+ * time. */
+static void test_fork_while_simulating(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"fork", (char *)"30", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
+    if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    const MRI_Request_ID misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0); /* no child hung */
+    assert_int_equal((long)thread_value(misses, 0), 30L * 160 * kLinesA);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 static const MRI_Profile_Element *profile_element(const MRI_Histogram_Profile_Results *p, const char *name)
 {
     MRI_Region_Spec r = region(name);
@@ -571,6 +594,7 @@ int main(void)
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_profiles, teardown),
         cmocka_unit_test_teardown(test_traces, teardown),
+        cmocka_unit_test_teardown(test_fork_while_simulating, teardown),
         cmocka_unit_test_teardown(test_simulation_is_compensated, teardown),
         cmocka_unit_test_teardown(test_bad_configuration, teardown),
         cmocka_unit_test_teardown(test_without_backend, teardown),
