@@ -146,9 +146,12 @@ void forked_child() { g_async.store(false, std::memory_order_relaxed); }
 void start_worker() {
   cpu_set_t set;
   g_cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : int(sysconf(_SC_NPROCESSORS_ONLN));
+  // The tool refuses other values at the load (libmri); started without
+  // it, anything but 0 and 1 means the default.
   const char* env = std::getenv("MRI_CACHESIM_ASYNC");
-  g_forced = env && *env && std::strcmp(env, "0") != 0;
-  const bool wanted = env && *env ? g_forced : g_cpus >= 2;
+  const bool off = env && std::strcmp(env, "0") == 0;
+  g_forced = env && std::strcmp(env, "1") == 0;
+  const bool wanted = !off && (g_forced || g_cpus >= 2);
   if (!wanted) return;
   g_worker = new Worker;
   pthread_attr_t attr;

@@ -551,6 +551,17 @@ static void test_bad_configuration(void **state)
     char *argv[] = {(char *)MRI_CACHEAPP, (char *)"sweep", (char *)"1", (char *)"1", NULL};
     expect_error(MRI_Application_Load(MRI_CACHEAPP, argv), "MRI_CACHESIM_CONFIG \"L1:32K,8,64;L2:256K,8,32\": L2: line size 32 is smaller");
     unsetenv("MRI_CACHESIM_CONFIG");
+    /* Where the simulation runs: 0 or 1, nothing else. */
+    const char *given = getenv("MRI_CACHESIM_ASYNC");
+    char *saved = given ? strdup(given) : NULL;
+    setenv("MRI_CACHESIM_ASYNC", "yes", 1);
+    expect_error(MRI_Application_Load(MRI_CACHEAPP, argv), "MRI_CACHESIM_ASYNC=\"yes\": 0");
+    if (saved) {
+        setenv("MRI_CACHESIM_ASYNC", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("MRI_CACHESIM_ASYNC");
+    }
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
