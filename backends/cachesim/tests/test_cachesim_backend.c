@@ -26,12 +26,19 @@ static const char *kConfig = "L1:32K,8,64;L2:256K,8,64;cores=2";
 
 enum { kLinesA = 1024, kLinesB = 512, kReadsA = 8192, kWritesB = 4096 };
 
-static void load_app(const char *passes, const char *threads)
+/* A new session with mri_cacheapp loaded in the mode argv[1] says, on
+ * the test hierarchy kConfig. */
+static void load_mode(char **argv)
 {
-    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"sweep", (char *)passes, (char *)threads, NULL};
     assert_int_equal(MRI_Init(), MRI_OK);
     if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
     if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+}
+
+static void load_app(const char *passes, const char *threads)
+{
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"sweep", (char *)passes, (char *)threads, NULL};
+    load_mode(argv);
 }
 
 static MRI_Data_Structure_Spec data(const char *name)
@@ -192,9 +199,7 @@ static void test_data_structure_ended_and_registered_again(void **state)
 {
     (void)state;
     char *argv[] = {(char *)MRI_CACHEAPP, (char *)"realloc", (char *)"3", NULL};
-    assert_int_equal(MRI_Init(), MRI_OK);
-    if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
-    if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    load_mode(argv);
     MRI_Region_Spec fresh = region("fresh");
     assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
     MRI_Request_ID rounds[3][2];
@@ -231,9 +236,7 @@ static void test_fork_while_simulating(void **state)
 {
     (void)state;
     char *argv[] = {(char *)MRI_CACHEAPP, (char *)"fork", (char *)"30", NULL};
-    assert_int_equal(MRI_Init(), MRI_OK);
-    if (MRI_Set_Cache_Configuration(kConfig) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
-    if (MRI_Application_Load(MRI_CACHEAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    load_mode(argv);
     const MRI_Request_ID misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
     assert_int_equal(MRI_Start(), MRI_OK);
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
