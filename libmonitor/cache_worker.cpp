@@ -128,8 +128,9 @@ struct Worker {
 // while the process runs its static destructors.
 Worker* g_worker = nullptr;
 std::once_flag g_worker_once;
-// False where the worker is not used: switched off, one CPU, a fork()ed
-// child, or the thread could not be created.
+// False where the worker is not used: switched off, one CPU, or the thread
+// could not be created. (A fork()ed child has no simulator at all:
+// cache_after_fork.)
 std::atomic<bool> g_async{false};
 
 void* worker_main(void*) {
@@ -140,8 +141,6 @@ void* worker_main(void*) {
   g_worker->run();
   return nullptr;
 }
-
-void forked_child() { g_async.store(false, std::memory_order_relaxed); }
 
 void start_worker() {
   cpu_set_t set;
@@ -162,7 +161,6 @@ void start_worker() {
   pthread_attr_destroy(&attr);
   if (!started) return;
   pthread_setname_np(thread, "mri-cachesim");
-  pthread_atfork(nullptr, nullptr, forked_child);
   g_async.store(true, std::memory_order_release);
 }
 

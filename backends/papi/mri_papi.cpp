@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -80,17 +79,16 @@ void choose_cpu_tables() {
   if (known) return;
   // Newest first. Intel's architectural events exist on every Intel CPU.
   static const char* const kAmd[] = {"amd64_fam1ah_zen5", "amd64_fam19h_zen4", "amd64_fam19h_zen3",
-                                     "amd64_fam17h_zen2"};
-  static const char* const kIntel[] = {"ix86arch"};
-  const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0;
-  const bool intel = std::strcmp(vendor, "GenuineIntel") == 0;
-  if (!amd && !intel) return;
-  for (const char* want : amd ? std::vector<const char*>(std::begin(kAmd), std::end(kAmd))
-                              : std::vector<const char*>(std::begin(kIntel), std::end(kIntel)))
+                                     "amd64_fam17h_zen2", nullptr};
+  static const char* const kIntel[] = {"ix86arch", nullptr};
+  const char* const* wanted = std::strcmp(vendor, "AuthenticAMD") == 0   ? kAmd
+                              : std::strcmp(vendor, "GenuineIntel") == 0 ? kIntel
+                                                                         : nullptr;
+  for (; wanted && *wanted; ++wanted)
     for (const auto& have : names)
-      if (have == want) {
-        g_forced_pmu = want;
-        setenv("LIBPFM_FORCE_PMU", want, 1);
+      if (have == *wanted) {
+        g_forced_pmu = *wanted;
+        setenv("LIBPFM_FORCE_PMU", *wanted, 1);
         return;
       }
 }
@@ -144,15 +142,6 @@ std::string version() {
   std::snprintf(text, sizeof text, "%d.%d.%d.%d", PAPI_VERSION_MAJOR(v), PAPI_VERSION_MINOR(v),
                 PAPI_VERSION_REVISION(v), PAPI_VERSION_INCREMENT(v));
   return text;
-}
-
-std::string cpu_tables() {
-  std::string why;
-  if (!init(why)) return "";
-  if (!g_component_off.empty()) return g_component_off;
-  if (!g_forced_pmu.empty())
-    return "libpfm4 does not know this CPU (" + g_cpu + "); CPU events use the tables of " + g_forced_pmu;
-  return "";
 }
 
 std::string forced_cpu_tables() {
@@ -297,7 +286,6 @@ bool init(std::string& why) {
   return false;
 }
 std::string version() { return std::string("absent: ") + kAbsent; }
-std::string cpu_tables() { return ""; }
 std::string forced_cpu_tables() { return ""; }
 int hardware_counters() { return 0; }
 EventCheck check_event(const std::string& name, std::string& why) {

@@ -28,11 +28,9 @@ bool init(std::string& why);
 // PAPI's version, e.g. "7.0.0.0", or why there is none.
 std::string version();
 
-// What a user should know about PAPI's CPU component, "" when nothing: that
-// it is off and why, or that libpfm4 does not know this CPU and the newest
-// tables it has for the CPU's vendor are used (see choose_cpu_tables).
-std::string cpu_tables();
-// Those tables' libpfm4 name ("amd64_fam19h_zen4"), "" when not forced.
+// The libpfm4 event tables chosen for PAPI's start-up because libpfm4 does
+// not know this CPU ("amd64_fam19h_zen4": the newest it has for the CPU's
+// vendor; mri_papi.cpp, choose_cpu_tables), "" when none were chosen.
 std::string forced_cpu_tables();
 
 // Counters of the CPU component (perf_event), 0 when unknown.
