@@ -141,15 +141,47 @@ static double reference(void)
  * run now and then left more than the bound. */
 #define RUNS 3
 
+/* How many runs in all a check may repeat because the machine slowed the
+ * monitor down while they ran (see left_share). */
+#define MAX_REPEATS 3
+
 /* One run: the share of the overhead the children's measurement added that
- * the compensation left (0: all removed). */
-static double left_share(const char *what, double t0, double raw, double comp)
+ * the compensation left (0: all removed), or NAN when the run says nothing
+ * about the compensation: each measured child then cost the parent more
+ * than twice the calibrated Delta_i of `kind`. Compensation cannot be
+ * right then (at least half is left), and the cause is the machine, not
+ * the monitor: a CI run once had every child cost 40 ns against a
+ * calibrated 19, in all four checks, for a minute, and 15 ns again right
+ * after. Such a run is repeated (MAX_REPEATS in all); a monitor whose
+ * pairs really cost twice their calibration fails all the same, after the
+ * repeats. */
+static double left_share(const char *what, int kind, double t0, double raw, double comp)
 {
     print_message("%s: parent alone %.0f ns, with %s children measured %.0f ns raw, %.0f ns compensated "
                   "(%.1f%% of the added overhead left)\n",
                   what, t0, CHILDREN, raw, comp, 100.0 * (comp - t0) / (raw - t0));
     if (raw - t0 < 0.2 * t0) fail_msg("measuring the children added only %.0f ns to %.0f ns", raw - t0, t0);
+    MRI_Overhead_Calibration c;
+    assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
+    const double per_child = (raw - t0) / atof(CHILDREN), delta = c.kind[kind].delta_inclusive;
+    if (per_child > 2.0 * delta) {
+        print_message("%s: each child added %.1f ns, more than twice the calibrated %.1f ns: the machine "
+                      "slowed this run down\n",
+                      what, per_child, delta);
+        return NAN;
+    }
     return (comp - t0) / (raw - t0);
+}
+
+/* Whether a run's share counts; a disturbed one (NAN) is repeated while
+ * repeats are left, and fails the check when none are. */
+static int accepted(const char *what, double share, int *repeats)
+{
+    if (!isnan(share)) return 1;
+    if (++*repeats > MAX_REPEATS)
+        fail_msg("%s: %d runs disturbed by the machine (each child cost more than twice its calibration)", what,
+                 *repeats);
+    return 0;
 }
 
 /* The median run left at most 35% of the added overhead (either way).
@@ -227,7 +259,7 @@ static MRI_Request_ID measured_run(int callpath, const char *what, double *share
     MRI_Request_ID both = profile(callpath, "parent", "child");
     double raw, comp;
     steps_checked(both, &raw, &comp, 1);
-    *share = left_share(what, t0, raw, comp);
+    *share = left_share(what, callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER, t0, raw, comp);
     return both;
 }
 
@@ -235,7 +267,7 @@ static void test_flat_profile_is_compensated(void **state)
 {
     (void)state;
     double share[RUNS];
-    for (int run = 0; run < RUNS; ++run) {
+    for (int run = 0, repeats = 0; run < RUNS;) {
         MRI_Request_ID both = measured_run(0, "flat", &share[run]);
         /* The child's own compensated time is below its raw time, and its
          * compensated exclusive time equals its inclusive (no profiled
@@ -244,6 +276,7 @@ static void test_flat_profile_is_compensated(void **state)
         assert_true(c->compensated_inclusive < c->inclusive);
         assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
         finish();
+        run += accepted("flat", share[run], &repeats);
     }
     expect_compensated("flat", share);
 }
@@ -252,7 +285,7 @@ static void test_callpath_profile_is_compensated(void **state)
 {
     (void)state;
     double share[RUNS];
-    for (int run = 0; run < RUNS; ++run) {
+    for (int run = 0, repeats = 0; run < RUNS;) {
         MRI_Request_ID both = measured_run(1, "callpath", &share[run]);
         MRI_Callpath_Profile_Results *cp = NULL;
         assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
@@ -268,6 +301,7 @@ static void test_callpath_profile_is_compensated(void **state)
     }
     assert_int_equal(edges, 1);
     finish();
+    run += accepted("callpath", share[run], &repeats);
     }
     expect_compensated("callpath", share);
 }
@@ -281,14 +315,15 @@ static void test_overhead_waited_for_at_a_join_is_compensated(void **state)
 {
     (void)state;
     double share[RUNS];
-    for (int run = 0; run < RUNS; ++run) {
+    for (int run = 0, repeats = 0; run < RUNS;) {
         load_mode("offload");
         const double t0 = reference();
         MRI_Request_ID both = profile(0, "parent", "child");
         double raw, comp;
         steps(both, &raw, &comp);
-        share[run] = left_share("join", t0, raw, comp);
+        share[run] = left_share("join", MRI_OVERHEAD_TIMER, t0, raw, comp);
         finish();
+        run += accepted("join", share[run], &repeats);
     }
     expect_compensated("join", share);
 }
@@ -297,7 +332,7 @@ static void test_time_aggregate_is_compensated(void **state)
 {
     (void)state;
     double share[RUNS];
-    for (int run = 0; run < RUNS; ++run) {
+    for (int run = 0, repeats = 0; run < RUNS;) {
         load();
         const double t0 = reference();
         /* The parent's time as an aggregate while a profile measures the child. */
@@ -310,9 +345,10 @@ static void test_time_aggregate_is_compensated(void **state)
     }
     const MRI_Aggregate_Request_Results *r = agg_data(sum);
     assert_int_equal(r->nr_Elements, 1);
-    share[run] = left_share("aggregate MIN", t0, r->element[0].value, r->element[0].compensated_value);
+    share[run] = left_share("aggregate MIN", MRI_OVERHEAD_TIMER, t0, r->element[0].value, r->element[0].compensated_value);
     (void)kids;
     finish();
+    run += accepted("aggregate MIN", share[run], &repeats);
     }
     expect_compensated("aggregate MIN", share);
 }
