@@ -125,8 +125,8 @@ struct Worker {
   }
 };
 
-// Created at the first batch, never destroyed: the worker may be waiting
-// while the process runs its static destructors.
+// Created with the simulator (cache_start_worker), never destroyed: the
+// worker may be waiting while the process runs its static destructors.
 Worker* g_worker = nullptr;
 std::once_flag g_worker_once;
 // False where the worker is not used: switched off, one CPU, or the thread

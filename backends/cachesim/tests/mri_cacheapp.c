@@ -27,10 +27,11 @@
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
  * 160 times over (no regions: the references only keep the simulator
- * busy), then fork()s; the child does the same and exits, and the parent waits for it, at most 20 s
- * (then kills it and fails: the child hung). A forked child is not the
- * monitored process: it must neither record nor wait for a simulator
- * that another thread of its parent held at the fork.
+ * busy), then fork()s; the child does the same and exits, and the parent
+ * waits for it, at most 20 s (then kills it and fails: the child hung). A
+ * forked child is not the monitored process: it must neither record nor
+ * wait for a simulator that another thread of its parent held at the
+ * fork.
  *
  * With 32 KiB 8-way LRU L1 caches, a sweep of A misses every line in L1
  * every time (1024 read misses, 7168 read hits); a 256 KiB private L2 holds
