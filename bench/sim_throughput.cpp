@@ -23,6 +23,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -73,11 +74,11 @@ const std::vector<Access>& stream_ikj() {
   return s;
 }
 
-std::unique_ptr<mri::sim::Hierarchy> make(const char* text) {
+std::unique_ptr<mri::sim::Hierarchy> make(const char* text, uint32_t parts = 1) {
   mri::sim::HierarchyConfig c;
   std::string error = mri::sim::parse_config(text, c);
   std::unique_ptr<mri::sim::Hierarchy> h;
-  if (error.empty()) h = mri::sim::Hierarchy::create(c, &error);
+  if (error.empty()) h = mri::sim::Hierarchy::create(c, &error, parts);
   if (!h) {
     std::fprintf(stderr, "sim_throughput: %s: %s\n", text, error.c_str());
     std::exit(1);
@@ -153,6 +154,49 @@ void BM_2cores_matmul_ijk(benchmark::State& state) { replay(state, kTwoCores, st
 
 void BM_2cores_matmul_ikj(benchmark::State& state) { replay(state, kTwoCores, stream_ikj()); }
 
+// The same hierarchy split in two parts by the line number modulo 2
+// (Hierarchy::create): on one thread, simulate() sorts each batch into the
+// two parts (a copy each) and simulates them in turn ...
+void BM_L1L2_split2_simulate_matmul_ijk(benchmark::State& state) {
+  auto h = make(kTwoLevels, 2);
+  replay(state, *h, stream_ijk());
+}
+void BM_L1L2_split2_simulate_matmul_ikj(benchmark::State& state) {
+  auto h = make(kTwoLevels, 2);
+  replay(state, *h, stream_ikj());
+}
+
+// ... and on two threads, one part each (simulate_part), the stream sorted
+// beforehand, as the in-application backend records it: references per
+// second of the pair (wall-clock time), and part 0's share of the
+// references. Modulus 2 halves the lines; 4 leaves a quarter to part 0.
+void replay_split_two_threads(benchmark::State& state, uint32_t modulus, const std::vector<Access>& stream) {
+  auto h = make(kTwoLevels, modulus);
+  std::vector<Access> part[2];
+  for (const Access& a : stream) {
+    const uint64_t first = a.addr >> h->split_shift(), last = (a.addr + a.size - 1) >> h->split_shift();
+    const bool p1 = (first & h->split_mask()) != 0;
+    if (first != last || !p1) part[0].push_back(a);
+    if (first != last || p1) part[1].push_back(a);
+  }
+  constexpr size_t kBatch = 4096;
+  auto run = [&](uint32_t p) {
+    const std::vector<Access>& s = part[p];
+    for (size_t i = 0; i < s.size(); i += kBatch) h->simulate_part(p, 0, s.data() + i, std::min(kBatch, s.size() - i));
+  };
+  for (auto _ : state) {
+    std::thread other(run, 1);
+    run(0);
+    other.join();
+  }
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(stream.size()));
+  state.counters["part0_%"] = 100.0 * double(part[0].size()) / double(stream.size());
+}
+void BM_L1L2_split2_two_threads_matmul_ijk(benchmark::State& state) { replay_split_two_threads(state, 2, stream_ijk()); }
+void BM_L1L2_split2_two_threads_matmul_ikj(benchmark::State& state) { replay_split_two_threads(state, 2, stream_ikj()); }
+void BM_L1L2_split4_two_threads_matmul_ijk(benchmark::State& state) { replay_split_two_threads(state, 4, stream_ijk()); }
+void BM_L1L2_split4_two_threads_matmul_ikj(benchmark::State& state) { replay_split_two_threads(state, 4, stream_ikj()); }
+
 BENCHMARK(BM_L1L2_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_matmul_ijk_monitor)->Unit(benchmark::kMillisecond);
@@ -161,6 +205,12 @@ BENCHMARK(BM_L1L2L3_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2L3_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_2cores_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_2cores_matmul_ikj)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_split2_simulate_matmul_ijk)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_split2_simulate_matmul_ikj)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_split2_two_threads_matmul_ijk)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_L1L2_split2_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_L1L2_split4_two_threads_matmul_ijk)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_L1L2_split4_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

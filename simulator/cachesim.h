@@ -14,11 +14,13 @@
 //   - a cachegrind-compatible mode that reproduces Valgrind cachegrind's
 //     counts exactly from the same address stream.
 //
-// Thread safety: every public member of Hierarchy takes one internal mutex,
+// Thread safety: every public member of Hierarchy takes an internal mutex,
 // so any thread may call any of them. simulate() holds it for the whole
 // batch: threads feeding different cores serialise batch by batch, which
-// keeps the result a deterministic interleaving of whole batches. The free
-// functions are pure and thread-safe.
+// keeps the result a deterministic interleaving of whole batches. A
+// hierarchy split in two parts (Hierarchy::create, split_reason) has one
+// mutex per part, and two threads may simulate the two parts at once. The
+// free functions are pure and thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -100,6 +102,19 @@ std::string format_config(const HierarchyConfig& config);
 // rounded down). `source`, when given, receives where the values came
 // from ("hwloc", "sysconf" or "fallback"). Never fails; thread-safe.
 HierarchyConfig default_config(std::string* source = nullptr);
+
+// Whether a hierarchy with this config can be simulated in two parts split
+// by `modulus` (Hierarchy::create): "" if so, else the reason. Part 0 holds
+// the lines whose line number is 0 modulo `modulus`, part 1 all others (so
+// part 0 gets 1/modulus of a program's lines: a thread that records
+// references and simulates part 0 keeps the lighter share). That is exact
+// when every level (I1 too) has the same line size and at least `modulus`
+// sets: a set, and everything a reference does to it (fills, evictions,
+// write-backs, invalidations), then holds lines of one part only. Not in
+// cachegrind-compatible mode, where an access that straddles two lines is
+// one event. `modulus` must be 0 or 1 (no split) or a power of two up to
+// 64. Pure.
+std::string split_reason(const HierarchyConfig& config, uint32_t modulus);
 
 // ---------------------------------------------------------------- accesses
 
@@ -197,8 +212,14 @@ struct MonitorResult {
 class Hierarchy {
  public:
   // Builds the caches (all lines invalid). Returns null and sets *error to
-  // validate_config()'s message when the config is not usable.
-  static std::unique_ptr<Hierarchy> create(const HierarchyConfig& config, std::string* error);
+  // validate_config()'s message when the config is not usable, or to
+  // split_reason()'s when it cannot be split by `split_modulus`. Split (a
+  // modulus of 2 or more), each part is a hierarchy of its own that sees
+  // only its lines (and allocates the whole config's tag arrays); every
+  // count and monitor result is the sum over the two parts, and equals
+  // that of an unsplit hierarchy exactly (tests/test_parts.cpp).
+  static std::unique_ptr<Hierarchy> create(const HierarchyConfig& config, std::string* error,
+                                           uint32_t split_modulus = 0);
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
@@ -213,6 +234,23 @@ class Hierarchy {
   void simulate(uint32_t core, const Access* accesses, size_t n);
   // One reference; the same as a batch of one (the mutex costs ~20 ns).
   void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);
+  // Split hierarchies. parts() is 1 or 2. The part of the line holding
+  // byte `addr` is ((addr >> split_shift()) & split_mask()) != 0; the mask
+  // is 0 when the hierarchy is not split.
+  uint32_t parts() const;
+  uint32_t split_shift() const;  // log2 of the line size
+  uint64_t split_mask() const;   // split modulus - 1
+  // Simulates references of part `part` only, taking only that part's
+  // mutex: two threads may simulate the two parts at the same time. The
+  // caller sorts: a reference within one line must be of this part (one
+  // of the other part would be simulated here, in the wrong sets); one
+  // that straddles lines is given to every part whose lines it touches,
+  // and each simulates its own lines (the part of the first byte counts
+  // the reference). Each part must see its references in program order per
+  // core; how the parts interleave does not matter. simulate() sorts a
+  // batch itself (a copy per part) and simulates both parts in turn. A
+  // part out of range is ignored.
+  void simulate_part(uint32_t part, uint32_t core, const Access* accesses, size_t n);
 
   // Counters of data level `level` (0 = L1) for one core; for a shared
   // level, the events caused by that core's references. Out-of-range core
@@ -251,8 +289,8 @@ class Hierarchy {
   struct Impl;
 
  private:
-  explicit Hierarchy(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Hierarchy(std::vector<std::unique_ptr<Impl>> parts);
+  std::vector<std::unique_ptr<Impl>> parts_;  // one engine per part
 };
 
 // ---------------------------------------------------------------- traces

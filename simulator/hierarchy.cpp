@@ -16,6 +16,13 @@
 // that is already dirty, inline; everything else goes to the out-of-line
 // general path. On the matrix-multiply streams of bench/sim_throughput.cpp
 // about 96% (ikj order) and 50% (ijk order) of references stay inline.
+//
+// Parts. Hierarchy holds one engine (Impl) per part: one, or two for a
+// split hierarchy (cachesim.h, split_reason). Each engine is a whole
+// hierarchy with its own mutex, counters and copy of every monitor, and
+// simulates only its own lines (Impl::own: general_access skips the other
+// part's lines of a straddling reference); readers sum over the engines,
+// monitor changes go to all of them.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -488,25 +495,31 @@ struct Hierarchy::Impl {
     insert_front(set, icache.ways, line << 1);  // never dirty
   }
 
-  // Every reference the inline path of run_default() does not take.
+  // Every reference the inline path of run_default() does not take. In a
+  // split hierarchy, only the lines of this engine's part (a reference
+  // that straddles into the other part reaches both), and the reference
+  // counts in the part of its first byte.
   template <bool kMon>
   __attribute__((noinline)) void general_access(uint32_t core, const Access& a) {
     const uint32_t size = a.size == 0 ? 1 : a.size;
     ReferenceCounts& r = refs[core];
+    const bool counted = own(a.addr >> data[0].line_shift);
     if (a.type == kInstruction) {
-      ++r.instructions;
+      r.instructions += counted;
       if (!has_icache) return;
       const uint32_t shift = icache.line_shift;
       const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
-      for (uint64_t ln = first; ln <= last; ++ln) fetch_line<kMon>(core, ln == first ? a.addr : ln << shift);
+      for (uint64_t ln = first; ln <= last; ++ln)
+        if (own(ln)) fetch_line<kMon>(core, ln == first ? a.addr : ln << shift);
       return;
     }
-    if (a.type == kRead) ++r.reads;
-    else if (a.type == kWrite) ++r.writes;
-    else ++r.modifies;
+    if (a.type == kRead) r.reads += counted;
+    else if (a.type == kWrite) r.writes += counted;
+    else r.modifies += counted;
     const uint32_t shift = data[0].line_shift;
     const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
     for (uint64_t ln = first; ln <= last; ++ln) {
+      if (!own(ln)) continue;
       const uint64_t addr = ln == first ? a.addr : ln << shift;
       if (a.type != kWrite) ref_line<kMon>(core, 0, addr, kOpRead);
       if (a.type != kRead) ref_line<kMon>(core, 0, addr, kOpWrite);
@@ -699,40 +712,153 @@ struct Hierarchy::Impl {
       }
     }
   }
+
+  // ------------------------------------------------------------ parts
+
+  // A split hierarchy (Hierarchy::create) has an engine per part; this one
+  // holds the lines for which own() is true. Unsplit: split_mask 0 and
+  // part 0, so every line is its own.
+  uint64_t split_mask = 0;
+  uint64_t part = 0;
+  bool own(uint64_t line) const { return uint64_t((line & split_mask) != 0) == part; }
+
+  // simulate() on a split hierarchy: the references of this part (within
+  // one line and of this part, or straddling) copied into `scratch`, and
+  // the kernel run over the copy a block at a time.
+  static constexpr size_t kScratch = 4096;
+  std::vector<Access> scratch;
+
+  // The copy, from in[*i] on, until `room` are taken or the input ends.
+  // Branch-free (every reference is written, and kept by advancing the
+  // end), so a stream whose parts alternate costs no mispredictions; a
+  // function of its own so that its state stays in registers.
+  static size_t copy_part(const Access* __restrict in, size_t* i, size_t n, Access* __restrict out, size_t room,
+                          uint32_t shift, uint64_t mask, uint64_t part) {
+    size_t k = 0, j = *i;
+    const size_t end = n - j < room ? n : j + room;
+    for (; j < end; ++j) {
+      const uint64_t addr = in[j].addr, size = in[j].size;
+      const uint64_t first = addr >> shift, last = (addr + size - (size != 0)) >> shift;
+      std::memcpy(&out[k], &in[j], sizeof(Access));
+      k += (uint64_t((first & mask) != 0) == part) | (first != last);
+    }
+    *i = j;
+    return k;
+  }
+
+  void run_sorted(uint32_t core, const Access* in, size_t n) {
+    if (scratch.size() != kScratch) scratch.resize(kScratch);
+    for (size_t i = 0; i < n;) {
+      const size_t k = copy_part(in, &i, n, scratch.data(), kScratch, data[0].line_shift, split_mask, part);
+      if (k > 0) (this->*kernel)(core, scratch.data(), k);
+    }
+  }
 };
 
 // ---------------------------------------------------------------- public
 
-Hierarchy::Hierarchy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+std::string split_reason(const HierarchyConfig& config, uint32_t modulus) {
+  if (modulus <= 1) return "";
+  if (modulus > 64 || !std::has_single_bit(modulus))
+    return "the split modulus must be 0, 1 or a power of two up to 64, not " + std::to_string(modulus);
+  if (config.cachegrind_compatible)
+    return "cachegrind-compatible counting takes an access across two lines as one event";
+  auto check = [&](const LevelConfig& l, const std::string& name) -> std::string {
+    if (l.line_bytes != config.levels[0].line_bytes)
+      return name + "'s line size " + std::to_string(l.line_bytes) + " differs from L1's " +
+             std::to_string(config.levels[0].line_bytes);
+    const uint64_t sets = l.size_bytes / (uint64_t(l.line_bytes) * l.ways);
+    if (sets < modulus)
+      return name + " has " + std::to_string(sets) + (sets == 1 ? " set" : " sets") + ", fewer than the modulus " +
+             std::to_string(modulus);
+    return "";
+  };
+  for (size_t i = 0; i < config.levels.size(); ++i)
+    if (std::string e = check(config.levels[i], "L" + std::to_string(i + 1)); !e.empty()) return e;
+  if (config.instruction_l1)
+    if (std::string e = check(*config.instruction_l1, "I1"); !e.empty()) return e;
+  return "";
+}
+
+Hierarchy::Hierarchy(std::vector<std::unique_ptr<Impl>> parts) : parts_(std::move(parts)) {}
 Hierarchy::~Hierarchy() = default;
 
-std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std::string* error) {
-  if (std::string e = validate_config(config); !e.empty()) {
+std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std::string* error,
+                                             uint32_t split_modulus) {
+  std::string e = validate_config(config);
+  if (e.empty()) e = split_reason(config, split_modulus);
+  if (!e.empty()) {
     if (error) *error = e;
     return nullptr;
   }
-  auto impl = std::make_unique<Impl>();
-  impl->init(config);
-  return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(impl)));
+  std::vector<std::unique_ptr<Impl>> engines;
+  const uint32_t parts = split_modulus > 1 ? 2 : 1;
+  for (uint32_t p = 0; p < parts; ++p) {
+    engines.push_back(std::make_unique<Impl>());
+    engines.back()->init(config);
+    engines.back()->split_mask = parts > 1 ? split_modulus - 1 : 0;
+    engines.back()->part = p;
+  }
+  return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(engines)));
 }
 
-void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n) {
-  Impl& s = *impl_;
-  // Threads that simulate their own batches take turns here, a batch
-  // (microseconds) at a time: try for a while before sleeping, which on a
-  // virtual machine costs tens of microseconds to wake from. 1500 pauses:
-  // ~35 us on a Zen 5 (4000 did no better, docs/PERFORMANCE.md).
+namespace {
+
+// Threads that simulate their own batches take turns at a part's mutex, a
+// batch (microseconds) at a time: try for a while before sleeping, which on
+// a virtual machine costs tens of microseconds to wake from. 1500 pauses:
+// ~35 us on a Zen 5 (4000 did no better, docs/PERFORMANCE.md).
+void lock_for_batch(std::mutex& mutex) {
   constexpr int kLockTries = 1500;
-  bool locked = false;
-  for (int i = 0; i < kLockTries && !(locked = s.mutex.try_lock()); ++i) {
+  for (int i = 0; i < kLockTries; ++i) {
+    if (mutex.try_lock()) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
   }
-  if (!locked) s.mutex.lock();
+  mutex.lock();
+}
+
+// Every part's mutex, in part order, for the readers and the monitor
+// changes (which see or change all parts at once).
+class AllParts {
+ public:
+  explicit AllParts(const std::vector<std::unique_ptr<Hierarchy::Impl>>& parts) : parts_(parts) {
+    for (const auto& p : parts_) p->mutex.lock();
+  }
+  ~AllParts() {
+    for (auto it = parts_.rbegin(); it != parts_.rend(); ++it) (*it)->mutex.unlock();
+  }
+  AllParts(const AllParts&) = delete;
+  AllParts& operator=(const AllParts&) = delete;
+
+ private:
+  const std::vector<std::unique_ptr<Hierarchy::Impl>>& parts_;
+};
+
+}  // namespace
+
+void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n) {
+  for (const auto& p : parts_) {
+    Impl& s = *p;
+    lock_for_batch(s.mutex);
+    std::lock_guard<std::mutex> lock(s.mutex, std::adopt_lock);
+    if (parts_.size() == 1) (s.*s.kernel)(core % s.cores, accesses, n);
+    else s.run_sorted(core % s.cores, accesses, n);
+  }
+}
+
+void Hierarchy::simulate_part(uint32_t part, uint32_t core, const Access* accesses, size_t n) {
+  if (part >= parts_.size()) return;
+  Impl& s = *parts_[part];
+  lock_for_batch(s.mutex);
   std::lock_guard<std::mutex> lock(s.mutex, std::adopt_lock);
   (s.*s.kernel)(core % s.cores, accesses, n);
 }
+
+uint32_t Hierarchy::parts() const { return uint32_t(parts_.size()); }
+uint32_t Hierarchy::split_shift() const { return parts_[0]->data[0].line_shift; }
+uint64_t Hierarchy::split_mask() const { return parts_[0]->split_mask; }
 
 void Hierarchy::access(uint32_t core, uint64_t addr, uint32_t size, AccessType type) {
   const Access a{addr, size, type};
@@ -755,57 +881,73 @@ LevelCounters to_public(const RawCounters& r) {
 }  // namespace
 
 LevelCounters Hierarchy::counters(uint32_t core, uint32_t level) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (core >= impl_->cores || level >= impl_->nlevels) return {};
-  return to_public(impl_->raw(core, level));
+  AllParts lock(parts_);
+  LevelCounters sum;
+  if (core >= cores() || level >= levels()) return sum;
+  for (const auto& p : parts_) sum += to_public(p->raw(core, level));
+  return sum;
 }
 
 LevelCounters Hierarchy::total_counters(uint32_t level) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  AllParts lock(parts_);
   LevelCounters sum;
-  if (level >= impl_->nlevels) return sum;
-  for (uint32_t core = 0; core < impl_->cores; ++core) sum += to_public(impl_->raw(core, level));
+  if (level >= levels()) return sum;
+  for (const auto& p : parts_)
+    for (uint32_t core = 0; core < p->cores; ++core) sum += to_public(p->raw(core, level));
   return sum;
 }
 
 LevelCounters Hierarchy::instruction_counters(uint32_t core) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (core >= impl_->cores || !impl_->has_icache) return {};
-  return to_public(impl_->raw(core, impl_->nlevels));
+  AllParts lock(parts_);
+  LevelCounters sum;
+  if (core >= cores() || !parts_[0]->has_icache) return sum;
+  for (const auto& p : parts_) sum += to_public(p->raw(core, p->nlevels));
+  return sum;
 }
 
+namespace {
+void add_references(ReferenceCounts& sum, const ReferenceCounts& r) {
+  sum.reads += r.reads;
+  sum.writes += r.writes;
+  sum.modifies += r.modifies;
+  sum.instructions += r.instructions;
+}
+}  // namespace
+
 ReferenceCounts Hierarchy::references(uint32_t core) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (core >= impl_->cores) return {};
-  return impl_->refs[core];
+  AllParts lock(parts_);
+  ReferenceCounts sum;
+  if (core >= cores()) return sum;
+  for (const auto& p : parts_) add_references(sum, p->refs[core]);
+  return sum;
 }
 
 ReferenceCounts Hierarchy::total_references() const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
+  AllParts lock(parts_);
   ReferenceCounts sum;
-  for (const ReferenceCounts& r : impl_->refs) {
-    sum.reads += r.reads;
-    sum.writes += r.writes;
-    sum.modifies += r.modifies;
-    sum.instructions += r.instructions;
-  }
+  for (const auto& p : parts_)
+    for (const ReferenceCounts& r : p->refs) add_references(sum, r);
   return sum;
 }
 
 void Hierarchy::reset_counters() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  std::fill(impl_->counters.begin(), impl_->counters.end(), RawCounters{});
-  std::fill(impl_->refs.begin(), impl_->refs.end(), ReferenceCounts{});
+  AllParts lock(parts_);
+  for (const auto& p : parts_) {
+    std::fill(p->counters.begin(), p->counters.end(), RawCounters{});
+    std::fill(p->refs.begin(), p->refs.end(), ReferenceCounts{});
+  }
 }
 
 void Hierarchy::invalidate_all() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  for (Cache& c : impl_->data) std::fill(c.tags.begin(), c.tags.end(), kInvalid);
-  if (impl_->has_icache) std::fill(impl_->icache.tags.begin(), impl_->icache.tags.end(), kInvalid);
+  AllParts lock(parts_);
+  for (const auto& p : parts_) {
+    for (Cache& c : p->data) std::fill(c.tags.begin(), c.tags.end(), kInvalid);
+    if (p->has_icache) std::fill(p->icache.tags.begin(), p->icache.tags.end(), kInvalid);
+  }
 }
 
 int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
-  Impl& s = *impl_;
+  Impl& s = *parts_[0];
   auto fail = [&](std::string message) {
     if (error) *error = std::move(message);
     return -1;
@@ -830,7 +972,7 @@ int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
   }
   if (spec.bins > (1u << 24)) return fail("bins must be at most 16777216");
   if (spec.events.empty()) return fail("no event to count");
-  std::lock_guard<std::mutex> lock(s.mutex);
+  AllParts lock(parts_);
   if (spec.core < -1 || spec.core >= int32_t(s.cores))
     return fail("core " + std::to_string(spec.core) + " is outside -1.." + std::to_string(s.cores - 1));
   MonitorData m;
@@ -850,88 +992,118 @@ int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
   }
   m.totals.assign(m.events.size(), 0);
   m.bins.assign(size_t(spec.bins) * m.events.size(), 0);
-  const int id = s.next_monitor_id++;
-  s.monitors.emplace(id, std::move(m));
-  s.refresh_active();
+  const int id = s.next_monitor_id;  // the same in every part
+  for (const auto& p : parts_) {
+    ++p->next_monitor_id;
+    p->monitors.emplace(id, m);
+    p->refresh_active();
+  }
   return id;
 }
 
 bool Hierarchy::remove_monitor(int id) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (impl_->monitors.erase(id) == 0) return false;
-  impl_->refresh_active();
-  return true;
+  AllParts lock(parts_);
+  bool found = false;
+  for (const auto& p : parts_)
+    if (p->monitors.erase(id) != 0) {
+      found = true;
+      p->refresh_active();
+    }
+  return found;
 }
 
 bool Hierarchy::set_monitor_enabled(int id, bool enabled) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
-  if (it->second.frozen) enabled = false;
-  if (it->second.spec.enabled != enabled) {
-    it->second.spec.enabled = enabled;
-    impl_->refresh_active();
+  AllParts lock(parts_);
+  bool found = false;
+  for (const auto& p : parts_) {
+    auto it = p->monitors.find(id);
+    if (it == p->monitors.end()) continue;
+    found = true;
+    const bool on = enabled && !it->second.frozen;
+    if (it->second.spec.enabled != on) {
+      it->second.spec.enabled = on;
+      p->refresh_active();
+    }
   }
-  return true;
+  return found;
 }
 
 bool Hierarchy::freeze_monitor(int id) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
-  it->second.frozen = true;
-  if (it->second.spec.enabled) {
-    it->second.spec.enabled = false;
-    impl_->refresh_active();
+  AllParts lock(parts_);
+  bool found = false;
+  for (const auto& p : parts_) {
+    auto it = p->monitors.find(id);
+    if (it == p->monitors.end()) continue;
+    found = true;
+    it->second.frozen = true;
+    if (it->second.spec.enabled) {
+      it->second.spec.enabled = false;
+      p->refresh_active();
+    }
   }
-  return true;
+  return found;
 }
 
 bool Hierarchy::reset_monitor(int id) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
-  std::fill(it->second.totals.begin(), it->second.totals.end(), 0);
-  std::fill(it->second.bins.begin(), it->second.bins.end(), 0);
-  return true;
+  AllParts lock(parts_);
+  bool found = false;
+  for (const auto& p : parts_) {
+    auto it = p->monitors.find(id);
+    if (it == p->monitors.end()) continue;
+    found = true;
+    std::fill(it->second.totals.begin(), it->second.totals.end(), 0);
+    std::fill(it->second.bins.begin(), it->second.bins.end(), 0);
+  }
+  return found;
 }
 
+// Monitors are added to and removed from every part at once, so a monitor
+// is in all parts or in none: the readers sum over the parts.
 bool Hierarchy::monitor_result(int id, MonitorResult* out) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
+  AllParts lock(parts_);
+  auto it = parts_[0]->monitors.find(id);
+  if (it == parts_[0]->monitors.end()) return false;
   const MonitorData& m = it->second;
   out->events = m.events;
   out->totals = m.totals;
   out->bins = m.spec.bins;
   out->bin_bytes = m.bin_bytes;
   out->bin_counts = m.bins;
+  for (size_t p = 1; p < parts_.size(); ++p) {
+    const MonitorData& o = parts_[p]->monitors.at(id);
+    for (size_t e = 0; e < o.totals.size(); ++e) out->totals[e] += o.totals[e];
+    for (size_t b = 0; b < o.bins.size(); ++b) out->bin_counts[b] += o.bins[b];
+  }
   return true;
 }
 
 bool Hierarchy::monitor_totals(int id, uint64_t* out, size_t n) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
-  const std::vector<uint64_t>& t = it->second.totals;
-  std::copy(t.begin(), t.begin() + std::min(n, t.size()), out);
+  AllParts lock(parts_);
+  if (parts_[0]->monitors.find(id) == parts_[0]->monitors.end()) return false;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    const std::vector<uint64_t>& t = parts_[p]->monitors.find(id)->second.totals;
+    const size_t k = std::min(n, t.size());
+    for (size_t e = 0; e < k; ++e) out[e] = (p == 0 ? 0 : out[e]) + t[e];
+  }
   return true;
 }
 
 bool Hierarchy::monitor_bin_counts(int id, size_t event_index, uint64_t* out, size_t n) const {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = impl_->monitors.find(id);
-  if (it == impl_->monitors.end()) return false;
-  const MonitorData& m = it->second;
-  const size_t events = m.events.size();
+  AllParts lock(parts_);
+  auto it = parts_[0]->monitors.find(id);
+  if (it == parts_[0]->monitors.end()) return false;
+  const size_t events = it->second.events.size();
   if (event_index >= events) return false;
-  const size_t bins = std::min<size_t>(n, m.spec.bins);
-  for (size_t b = 0; b < bins; ++b) out[b] = m.bins[b * events + event_index];
+  const size_t bins = std::min<size_t>(n, it->second.spec.bins);
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    const std::vector<uint64_t>& counts = parts_[p]->monitors.find(id)->second.bins;
+    for (size_t b = 0; b < bins; ++b) out[b] = (p == 0 ? 0 : out[b]) + counts[b * events + event_index];
+  }
   return true;
 }
 
-const HierarchyConfig& Hierarchy::config() const { return impl_->config; }
-uint32_t Hierarchy::cores() const { return impl_->cores; }
-uint32_t Hierarchy::levels() const { return impl_->nlevels; }
+const HierarchyConfig& Hierarchy::config() const { return parts_[0]->config; }
+uint32_t Hierarchy::cores() const { return parts_[0]->cores; }
+uint32_t Hierarchy::levels() const { return parts_[0]->nlevels; }
 
 }  // namespace mri::sim

@@ -1,0 +1,295 @@
+// A hierarchy simulated in parts (Hierarchy::create with parts > 1): which
+// configs can be split, and that the parts, summed, count exactly what one
+// part counts, whether they run one after the other or on two threads at
+// once.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "cachesim.h"
+
+namespace {
+
+using mri::sim::Access;
+using mri::sim::Event;
+using mri::sim::EventKind;
+using mri::sim::Hierarchy;
+using mri::sim::HierarchyConfig;
+using mri::sim::LevelCounters;
+using mri::sim::MonitorResult;
+using mri::sim::MonitorSpec;
+using mri::sim::ReferenceCounts;
+
+HierarchyConfig config(const std::string& text) {
+  HierarchyConfig c;
+  EXPECT_EQ(mri::sim::parse_config(text, c), "") << text;
+  return c;
+}
+
+std::unique_ptr<Hierarchy> make(const std::string& text, uint32_t parts) {
+  std::string error;
+  auto h = Hierarchy::create(config(text), &error, parts);
+  EXPECT_NE(h, nullptr) << error;
+  return h;
+}
+
+TEST(Parts, WhichConfigsSplit) {
+  using mri::sim::split_reason;
+  EXPECT_EQ(split_reason(config("L1:32K,8,64;L2:1M,16,64;L3:32M,16,64,shared;cores=2"), 4), "");
+  EXPECT_EQ(split_reason(config("L1:1K,2,64"), 8), "");
+  EXPECT_EQ(split_reason(config("L1:1K,2,64"), 1), "");
+  EXPECT_EQ(split_reason(config("L1:1K,2,64"), 0), "");
+  EXPECT_EQ(split_reason(config("L1:1K,2,64"), 3), "the split modulus must be 0, 1 or a power of two up to 64, not 3");
+  EXPECT_EQ(split_reason(config("L1:1K,2,64"), 128),
+            "the split modulus must be 0, 1 or a power of two up to 64, not 128");
+  EXPECT_EQ(split_reason(config("L1:32K,8,64;L2:1M,16,128"), 2), "L2's line size 128 differs from L1's 64");
+  EXPECT_EQ(split_reason(config("L1:32K,8,64;L2:1M,16,64;I1:32K,8,32"), 2), "I1's line size 32 differs from L1's 64");
+  EXPECT_EQ(split_reason(config("L1:1K,16,64;L2:1M,16,64"), 2), "L1 has 1 set, fewer than the modulus 2");
+  EXPECT_EQ(split_reason(config("L1:1K,4,64;L2:1M,16,64"), 8), "L1 has 4 sets, fewer than the modulus 8");
+  EXPECT_EQ(split_reason(config("cachegrind-compat;L1:32K,8,64;L2:1M,16,64"), 2),
+            "cachegrind-compatible counting takes an access across two lines as one event");
+  std::string error;
+  EXPECT_EQ(Hierarchy::create(config("L1:32K,8,64;L2:1M,16,128"), &error, 2), nullptr);
+  EXPECT_EQ(error, "L2's line size 128 differs from L1's 64");
+  auto four = make("L1:1K,2,64", 4);
+  EXPECT_EQ(four->parts(), 2u);
+  EXPECT_EQ(four->split_shift(), 6u);
+  EXPECT_EQ(four->split_mask(), 3u);
+  auto one = make("L1:1K,2,32", 1);
+  EXPECT_EQ(one->parts(), 1u);
+  EXPECT_EQ(one->split_shift(), 5u);
+  EXPECT_EQ(one->split_mask(), 0u);
+}
+
+// A stream with every kind of reference, lines that straddle (unaligned,
+// up to 16 bytes, and some of 200 bytes: four lines), two cores writing
+// the same lines (invalidations), and enough conflicts in small caches for
+// evictions and write-backs at every level.
+std::vector<Access> mixed_stream(size_t n) {
+  std::vector<Access> s;
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const uint64_t addr = 0x40000 + (x >> 8) % 40000;
+    uint32_t size = uint32_t(1 + (x >> 40) % 16);
+    if ((x >> 50) % 97 == 0) size = 200;
+    s.push_back({addr, size, mri::sim::AccessType((x >> 56) % 4)});
+  }
+  return s;
+}
+
+struct Snapshot {
+  std::vector<LevelCounters> levels;  // [core * levels + level], then I1 per core
+  std::vector<ReferenceCounts> refs;  // per core
+  std::vector<MonitorResult> monitors;
+};
+
+Snapshot snapshot(const Hierarchy& h, const std::vector<int>& monitors) {
+  Snapshot s;
+  for (uint32_t core = 0; core < h.cores(); ++core) {
+    for (uint32_t level = 0; level < h.levels(); ++level) s.levels.push_back(h.counters(core, level));
+    s.levels.push_back(h.instruction_counters(core));
+    s.refs.push_back(h.references(core));
+  }
+  for (int id : monitors) {
+    MonitorResult r;
+    EXPECT_TRUE(h.monitor_result(id, &r));
+    // The allocation-free readers give the same sums.
+    std::vector<uint64_t> totals(r.events.size()), bins(r.bins);
+    EXPECT_TRUE(h.monitor_totals(id, totals.data(), totals.size()));
+    EXPECT_EQ(totals, r.totals);
+    for (size_t e = 0; e < r.events.size(); ++e) {
+      EXPECT_TRUE(h.monitor_bin_counts(id, e, bins.data(), bins.size()));
+      for (uint32_t b = 0; b < r.bins; ++b) EXPECT_EQ(bins[b], r.count(b, e));
+    }
+    s.monitors.push_back(r);
+  }
+  return s;
+}
+
+void expect_equal(const Snapshot& a, const Snapshot& b, const std::string& what) {
+  ASSERT_EQ(a.levels.size(), b.levels.size());
+  for (size_t i = 0; i < a.levels.size(); ++i) {
+    const LevelCounters &x = a.levels[i], &y = b.levels[i];
+    EXPECT_EQ(x.read_hits, y.read_hits) << what << " level entry " << i;
+    EXPECT_EQ(x.read_misses, y.read_misses) << what << " level entry " << i;
+    EXPECT_EQ(x.write_hits, y.write_hits) << what << " level entry " << i;
+    EXPECT_EQ(x.write_misses, y.write_misses) << what << " level entry " << i;
+    EXPECT_EQ(x.fetch_hits, y.fetch_hits) << what << " level entry " << i;
+    EXPECT_EQ(x.fetch_misses, y.fetch_misses) << what << " level entry " << i;
+    EXPECT_EQ(x.write_backs, y.write_backs) << what << " level entry " << i;
+    EXPECT_EQ(x.invalidations, y.invalidations) << what << " level entry " << i;
+  }
+  for (size_t core = 0; core < a.refs.size(); ++core) {
+    EXPECT_EQ(a.refs[core].reads, b.refs[core].reads) << what << " core " << core;
+    EXPECT_EQ(a.refs[core].writes, b.refs[core].writes) << what << " core " << core;
+    EXPECT_EQ(a.refs[core].modifies, b.refs[core].modifies) << what << " core " << core;
+    EXPECT_EQ(a.refs[core].instructions, b.refs[core].instructions) << what << " core " << core;
+  }
+  ASSERT_EQ(a.monitors.size(), b.monitors.size());
+  for (size_t m = 0; m < a.monitors.size(); ++m) {
+    EXPECT_EQ(a.monitors[m].events, b.monitors[m].events) << what << " monitor " << m;
+    EXPECT_EQ(a.monitors[m].totals, b.monitors[m].totals) << what << " monitor " << m;
+    EXPECT_EQ(a.monitors[m].bin_counts, b.monitors[m].bin_counts) << what << " monitor " << m;
+  }
+}
+
+// The monitors of the comparison: a histogram that counts L1 hits (so the
+// kernel's inline path leaves its range to the general one), one of
+// write-backs and invalidations, a whole-address-space monitor of core 1's
+// L2 misses, and one that is switched on and off between phases.
+std::vector<int> add_monitors(Hierarchy& h) {
+  std::vector<int> ids;
+  std::string error;
+  MonitorSpec hist;
+  hist.begin = 0x44000;
+  hist.end = 0x46000;
+  hist.bins = 13;
+  for (uint8_t level = 0; level < h.levels(); ++level)
+    for (EventKind k : {EventKind::kReadHit, EventKind::kReadMiss, EventKind::kWriteHit, EventKind::kWriteMiss})
+      hist.events.push_back(Event{level, k});
+  ids.push_back(h.add_monitor(hist, &error));
+  MonitorSpec wb;
+  wb.begin = 0x40000;
+  wb.end = 0x4a000;
+  wb.bins = 7;
+  wb.events = {{0, EventKind::kWriteBack}, {0, EventKind::kInvalidation}, {1, EventKind::kWriteBack}};
+  ids.push_back(h.add_monitor(wb, &error));
+  MonitorSpec whole;
+  whole.whole_address_space = true;
+  whole.events = {{1, EventKind::kReadMiss}, {1, EventKind::kWriteMiss}};
+  whole.core = 1;
+  ids.push_back(h.add_monitor(whole, &error));
+  MonitorSpec toggled;
+  toggled.begin = 0x40000;
+  toggled.end = 0x42000;
+  toggled.events = {{0, EventKind::kReadMiss}};
+  ids.push_back(h.add_monitor(toggled, &error));
+  for (int id : ids) EXPECT_GE(id, 0) << error;
+  return ids;
+}
+
+enum class Drive { kSimulate, kTwoThreads };
+
+// The references of `part`, sorted as simulate_part() wants them: those
+// within one line of the part, and every one that straddles lines.
+std::vector<Access> sorted(const Hierarchy& h, const Access* a, size_t n, uint32_t part) {
+  std::vector<Access> out;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t first = a[i].addr >> h.split_shift(), last = (a[i].addr + a[i].size - 1) >> h.split_shift();
+    if (first != last || uint32_t((first & h.split_mask()) != 0) == part) out.push_back(a[i]);
+  }
+  return out;
+}
+
+// Phases of batches (37 references, alternating between the two cores);
+// the toggled monitor is off in the second phase, and an L1 hit histogram
+// is added in the third. kTwoThreads: one thread per part, each sorting
+// its part's references out of every batch (simulate_part).
+Snapshot run(const std::string& text, uint32_t modulus, Drive drive) {
+  auto h = make(text, modulus);
+  std::vector<int> ids = add_monitors(*h);
+  const std::vector<Access> stream = mixed_stream(60000);
+  const size_t phase = stream.size() / 3;
+  for (size_t p = 0; p < 3; ++p) {
+    if (p == 1) h->set_monitor_enabled(ids[3], false);
+    if (p == 2) {
+      h->set_monitor_enabled(ids[3], true);
+      MonitorSpec late;
+      late.begin = 0x41000;
+      late.end = 0x48000;
+      late.bins = 5;
+      late.events = {{0, EventKind::kReadHit}, {0, EventKind::kWriteHit}};
+      std::string error;
+      ids.push_back(h->add_monitor(late, &error));
+    }
+    auto feed = [&](auto simulate) {
+      for (size_t i = p * phase; i < (p + 1) * phase; i += 37) {
+        const size_t n = std::min<size_t>(37, (p + 1) * phase - i);
+        simulate(uint32_t(i / 37 % 2), stream.data() + i, n);
+      }
+    };
+    if (drive == Drive::kSimulate) {
+      feed([&](uint32_t core, const Access* a, size_t n) { h->simulate(core, a, n); });
+    } else {
+      std::vector<std::thread> threads;
+      for (uint32_t part = 0; part < h->parts(); ++part)
+        threads.emplace_back([&, part] {
+          feed([&](uint32_t core, const Access* a, size_t n) {
+            const std::vector<Access> mine = sorted(*h, a, n, part);
+            h->simulate_part(part, core, mine.data(), mine.size());
+          });
+        });
+      for (std::thread& t : threads) t.join();
+    }
+  }
+  return snapshot(*h, ids);
+}
+
+void expect_split_exact(const std::string& text) {
+  const Snapshot one = run(text, 1, Drive::kSimulate);
+  // The comparison means something only if the stream did all of this.
+  uint64_t invalidations = 0, write_backs = 0, straddled = 0;
+  for (const LevelCounters& c : one.levels) {
+    invalidations += c.invalidations;
+    write_backs += c.write_backs;
+  }
+  for (const MonitorResult& m : one.monitors) {
+    uint64_t counted = 0;
+    for (uint64_t t : m.totals) counted += t;
+    EXPECT_GT(counted, 0u) << text;
+  }
+  const std::vector<Access> stream = mixed_stream(60000);
+  for (const Access& a : stream) straddled += (a.addr >> 6) != ((a.addr + a.size - 1) >> 6);
+  EXPECT_GT(invalidations, 500u) << text;
+  EXPECT_GT(write_backs, 500u) << text;
+  EXPECT_GT(straddled, 5000u);
+  for (uint32_t modulus : {2u, 4u, 8u}) {
+    const std::string what = text + ", modulus " + std::to_string(modulus);
+    expect_equal(one, run(text, modulus, Drive::kSimulate), what + ", simulate()");
+    expect_equal(one, run(text, modulus, Drive::kTwoThreads), what + ", a thread per part");
+  }
+}
+
+TEST(Parts, SumOfPartsEqualsOneHierarchy) {
+  // Private LRU L1 and L2, shared L3, and an I1: coherence, the inline
+  // L1-L2 read path, instruction fetches.
+  expect_split_exact("L1:2K,4,64;L2:8K,8,64;L3:32K,8,64,shared;I1:1K,2,64;cores=2");
+  // FIFO, write-through and no-write-allocate: the general path only.
+  expect_split_exact("L1:2K,4,64,fifo,wt,nwa;L2:16K,8,64,shared;cores=2");
+}
+
+// A part out of range simulates nothing; part 0 gets the lines that are 0
+// modulo the split modulus.
+TEST(Parts, PartsAndTheirLines) {
+  auto h = make("L1:1K,2,64", 4);
+  const Access line0{0x1000, 8, mri::sim::kRead};  // line 0x40: part 0
+  const Access line1{0x1040, 8, mri::sim::kRead};  // line 0x41: part 1
+  h->simulate_part(2, 0, &line0, 1);
+  EXPECT_EQ(h->total_references().total(), 0u);
+  h->simulate_part(0, 0, &line0, 1);
+  h->simulate_part(1, 0, &line1, 1);
+  EXPECT_EQ(h->total_references().reads, 2u);
+  EXPECT_EQ(h->counters(0, 0).read_misses, 2u);
+  // A straddling reference given to both parts counts once, and each part
+  // simulates its line: both lines now hit.
+  const Access both{0x103c, 8, mri::sim::kRead};
+  h->simulate_part(0, 0, &both, 1);
+  h->simulate_part(1, 0, &both, 1);
+  EXPECT_EQ(h->total_references().reads, 3u);
+  EXPECT_EQ(h->counters(0, 0).read_hits, 2u);
+  EXPECT_EQ(h->counters(0, 0).read_misses, 2u);
+  // simulate() sorts by itself.
+  const Access batch[] = {{0x2000, 4, mri::sim::kWrite}, {0x2040, 4, mri::sim::kWrite}, {0x207e, 4, mri::sim::kRead}};
+  h->simulate(0, batch, 3);
+  EXPECT_EQ(h->total_references().writes, 2u);
+  EXPECT_EQ(h->total_references().reads, 4u);
+  EXPECT_EQ(h->counters(0, 0).write_misses, 2u);
+  EXPECT_EQ(h->counters(0, 0).read_hits, 3u);  // 0x2040's line (written just before)
+  EXPECT_EQ(h->counters(0, 0).read_misses, 3u);  // 0x2080's line
+}
+
+}  // namespace
