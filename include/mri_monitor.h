@@ -161,7 +161,16 @@ typedef struct Monitor_Cache_Access {
     unsigned int type;    /* 0 read, 1 write, 2 read-modify-write */
 } Monitor_Cache_Access;
 
-#define MONITOR_CACHE_BACKEND_VERSION 2
+#define MONITOR_CACHE_BACKEND_VERSION 3
+
+/* How the simulator is split in two parts (version 3): the reference to
+ * line L = address >> shift belongs to part (L & mask) != 0; one that
+ * straddles lines belongs to the part of each line it touches. mask 0: one
+ * part (part 0). */
+typedef struct Monitor_Cache_Split {
+    unsigned int shift;
+    unsigned long long mask;
+} Monitor_Cache_Split;
 
 /* What a memory-access instrumentation hands to libmonitor. */
 typedef struct Monitor_Cache_Backend {
@@ -182,6 +191,12 @@ typedef struct Monitor_Cache_Backend {
      * are discarded. Returns how many it made (at most n; fewer when the
      * buffer has less room). */
     unsigned long (*calibrate)(unsigned long n, int recording);
+    /* Version 3: the split the callbacks sort references by. libmonitor
+     * writes it before recording starts and never changes it after; the
+     * callbacks keep a buffer per part and hand each over with
+     * Monitor_Cache_Simulate_Part. The backend's initial value must be
+     * mask 0. */
+    Monitor_Cache_Split *split;
 } Monitor_Cache_Backend;
 
 /* Registers the instrumentation (one per process; a second is ignored;
@@ -195,6 +210,14 @@ MONITOR_API void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend *bac
  * while no simulator is configured. Never fails; thread-safe (threads
  * serialise batch by batch in the simulator). */
 MONITOR_API void Monitor_Cache_Simulate(const Monitor_Cache_Access *accesses, unsigned long n);
+
+/* The same for references of one part of the split (version 3 backends):
+ * each part's references in the thread's program order, those within one
+ * line all of that part, those that straddle lines in every part whose
+ * lines they touch. Where the process has a CPU to spare, part 1 is
+ * simulated by a thread of its own while part 0 is simulated here. */
+MONITOR_API void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cache_Access *accesses,
+                                             unsigned long n);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,7 @@
 // Monitor_Cache_Simulate runs outside the monitor (from instrumented code)
 // and touches nothing but the simulator.
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,50 @@ void set_recording(bool on) {
   g.cache_recording.store(on, std::memory_order_relaxed);
 }
 
+// Where the simulation thread is there, the simulator is split in two
+// parts (simulator/cachesim.h, split_reason): part 0, the lines that are 0
+// modulo the returned modulus, is simulated by the program's threads as
+// they record, the rest by the simulation thread (cache_worker.cpp). The
+// instrumentation sorts the references by part as it records them
+// (backends/cachesim, version 3). Modulus 8: the simulation thread gets
+// 7/8 of the lines, as the program's threads also run the program and
+// record. On the matrix multiply of docs/PERFORMANCE.md ("Split
+// simulation") it made both loop orders faster than no split, where 4
+// made the one whose references mostly hit L1 slower (its program's own
+// work is most of its time). MRI_CACHESIM_SPLIT chooses another modulus
+// (0 or 1: no split; libmri refuses values other than those and powers of
+// two up to 64). `how` receives the end of cache_info.
+constexpr uint32_t kSplitModulus = 8;
+
+uint32_t split_modulus(const sim::HierarchyConfig& config, bool async, std::string* how) {
+  *how = async ? "; simulated by a thread of its own" : "";
+  if (!async) return 0;
+  uint32_t modulus = kSplitModulus;
+  if (const char* env = std::getenv("MRI_CACHESIM_SPLIT")) {
+    char* end = nullptr;
+    const unsigned long m = std::strtoul(env, &end, 10);
+    if (end != env && *end == '\0' && m <= 64) modulus = uint32_t(m);
+  }
+  if (modulus <= 1) return 0;
+  const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
+  std::string why;
+  if (b->version < 3 || !b->split)
+    why = "the instrumentation does not sort references by part (backend version " + std::to_string(b->version) + ")";
+  else if (config.levels[0].line_bytes < 16)
+    // The instrumentation takes an access aligned to its size (up to 16
+    // bytes) to lie within one line.
+    why = "lines of " + std::to_string(config.levels[0].line_bytes) + " bytes are shorter than an access can be (16)";
+  else
+    why = sim::split_reason(config, modulus);
+  if (!why.empty()) {
+    *how = "; simulated by a thread of its own, not split: " + why;
+    return 0;
+  }
+  *how = "; simulated by a thread of its own, split: the program's threads simulate 1/" + std::to_string(modulus) +
+         " of the lines";
+  return modulus;
+}
+
 // The simulator, created from the tool's configuration text at its first
 // use; nullptr (with g_sim_error) when that configuration is not usable.
 sim::Hierarchy* simulator() {
@@ -154,15 +199,26 @@ sim::Hierarchy* simulator() {
   } else {
     error = sim::parse_config(text, config);
   }
-  std::unique_ptr<sim::Hierarchy> h;
-  if (error.empty()) h = sim::Hierarchy::create(config, &error);
-  if (!h) {
+  if (!error.empty()) {
     g_sim_error = new std::string(error);
     return nullptr;
   }
   const bool async = cache_start_worker();
+  std::string how;
+  const uint32_t modulus = split_modulus(config, async, &how);
+  std::unique_ptr<sim::Hierarchy> h = sim::Hierarchy::create(config, &error, modulus);
+  if (!h) {
+    g_sim_error = new std::string(error);
+    return nullptr;
+  }
+  if (h->parts() > 1) {
+    // Before recording starts (set_recording), and never again.
+    Monitor_Cache_Split* split = g_backend.load(std::memory_order_acquire)->split;
+    split->shift = h->split_shift();
+    split->mask = h->split_mask();
+  }
   std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
-                source.c_str(), async ? "; simulated by a thread of its own" : "");
+                source.c_str(), how.c_str());
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
 }
@@ -628,6 +684,16 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // included), and with the calibrated cost of recording the n references,
   // added to the thread's overhead clock (compensation, seed paper 001).
   const uint64_t t0 = ticks();
-  cache_submit(h, ts ? ts->index : 0, reinterpret_cast<const sim::Access*>(accesses), n);
+  cache_submit(h, ts ? ts->index : 0, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
+  if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
+}
+
+extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cache_Access* accesses, unsigned long n) {
+  sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
+  if (!h || !accesses || n == 0 || part >= h->parts()) return;
+  ThreadState* ts = current_thread_state();
+  // As Monitor_Cache_Simulate.
+  const uint64_t t0 = ticks();
+  cache_submit(h, ts ? ts->index : 0, part, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
 }

@@ -56,9 +56,12 @@ void cache_after_fork();
 // cache_worker.cpp. Starts the simulation thread where it is wanted (once,
 // when the simulator is created); whether batches go to it.
 bool cache_start_worker();
-// Hands a batch to the simulation thread (or, where there is none,
-// simulates it at once); returns when the batch is copied.
-void cache_submit(mri::sim::Hierarchy* h, uint32_t core, const mri::sim::Access* refs, size_t n);
+// Hands a batch of part `part` of the simulator (kAllParts: all of it) to
+// the simulation thread, or simulates it at once: part 0 of a split
+// simulator always, and every batch where there is no simulation thread
+// or no CPU to spare for it. Returns when the batch is simulated or copied.
+inline constexpr uint32_t kAllParts = ~uint32_t{0};
+void cache_submit(mri::sim::Hierarchy* h, uint32_t core, uint32_t part, const mri::sim::Access* refs, size_t n);
 // Returns once every batch handed over so far, by any thread, is simulated:
 // before the monitors' counts are read or the monitors changed.
 void cache_drain();

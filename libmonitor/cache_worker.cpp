@@ -51,6 +51,7 @@ constexpr int kSpins = 2000;
 struct Chunk {
   sim::Hierarchy* h = nullptr;
   uint32_t core = 0;
+  uint32_t part = 0;  // simulate_part(part): 1 of a split simulator, else 0 (all of it)
   size_t n = 0;
   std::atomic<bool> ready{false};  // filled: the worker may take it
   sim::Access refs[kChunkRefs];
@@ -117,7 +118,7 @@ struct Worker {
     for (;;) {
       Chunk* c = &chunks[completed.load(std::memory_order_relaxed) % kChunks];
       wait_for(mu, work, work_sleepers, [c] { return c->ready.load(); });
-      c->h->simulate(c->core, c->refs, c->n);
+      c->h->simulate_part(c->part, c->core, c->refs, c->n);
       c->ready.store(false, std::memory_order_relaxed);
       completed.fetch_add(1);
       wake(mu, done, done_sleepers);
@@ -172,17 +173,31 @@ bool cache_start_worker() {
   return g_async.load(std::memory_order_acquire);
 }
 
-void cache_submit(sim::Hierarchy* h, uint32_t core, const sim::Access* refs, size_t n) {
-  if (!g_async.load(std::memory_order_acquire)) return h->simulate(core, refs, n);
+namespace {
+void simulate_here(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
+  if (part == kAllParts) h->simulate(core, refs, n);
+  else h->simulate_part(part, core, refs, n);
+}
+}  // namespace
+
+void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
+  if (!g_async.load(std::memory_order_acquire)) return simulate_here(h, core, part, refs, n);
   if (!t_submitter.counted) {
     t_submitter.counted = true;
     g_submitters.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!g_forced && !spare_cpu()) {
+  const bool split = h->parts() > 1;
+  // Part 0 of a split simulator is always simulated by the program's
+  // threads: the simulation thread has only part 1, so neither part's
+  // order depends on where the other's batches go. (Handing part 0 over
+  // too whenever the simulation thread ran out of work made both matrix
+  // multiplies slower: docs/PERFORMANCE.md, "Split simulation".)
+  if (split && part == 0) return h->simulate_part(0, core, refs, n);
+  if ((!g_forced && !spare_cpu()) || (split && part == kAllParts)) {
     // In place, after what this thread handed over before (its
     // references stay in order).
     cache_drain();
-    return h->simulate(core, refs, n);
+    return simulate_here(h, core, part, refs, n);
   }
   Worker& w = *g_worker;
   while (n > 0) {
@@ -194,6 +209,7 @@ void cache_submit(sim::Hierarchy* h, uint32_t core, const sim::Access* refs, siz
     std::memcpy(c->refs, refs, take * sizeof(sim::Access));
     c->h = h;
     c->core = core;
+    c->part = split ? 1 : 0;
     c->n = take;
     c->ready.store(true);
     wake(w.mu, w.work, w.work_sleepers);

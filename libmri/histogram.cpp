@@ -3,6 +3,7 @@
 // simulator measures, the simulator configuration, and histogram results
 // (paper 3.2, 4.2).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,6 +152,13 @@ int cache_configuration_for_load(std::string& text) {
   const char* async = std::getenv("MRI_CACHESIM_ASYNC");
   if (async && *async && std::strcmp(async, "0") != 0 && std::strcmp(async, "1") != 0)
     return fail("MRI_CACHESIM_ASYNC=\"%s\": 0 (simulate in the program's threads) or 1 (on a thread of its own)", async);
+  if (const char* split = std::getenv("MRI_CACHESIM_SPLIT"); split && *split) {
+    char* end = nullptr;
+    const unsigned long m = std::strtoul(split, &end, 10);
+    if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*split)) || m > 64 || (m > 1 && (m & (m - 1)) != 0))
+      return fail("MRI_CACHESIM_SPLIT=\"%s\": 0 or 1 (do not split the simulation), or a power of two up to 64 "
+                  "(the program's threads simulate 1/N of the lines)", split);
+  }
   return MRI_OK;
 }
 

@@ -10,18 +10,21 @@
 // references are never simulated.
 //
 // Cost per reference (docs/PERFORMANCE.md): dormant (no cache request) a
-// call, one byte load and a predictable branch; recording, a 16-byte store
-// into the buffer and, every kBatch references, the simulation of the batch.
+// call, one byte load and a predictable branch; recording, the part of the
+// reference's line (where the simulator is split in two, g_split), a
+// 16-byte store into that part's buffer and, every kBatch references of a
+// part, the simulation of the batch.
 #include <emmintrin.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "mri_monitor.h"
 
 namespace {
 
-// References per batch: 4096 x 16 bytes = 64 KiB per thread. The batch is
+// References per batch: 4096 x 16 bytes = 64 KiB per part and thread. The batch is
 // written sequentially and read once by the simulator; smaller batches
 // (1024) cost about 2% more in the simulator's per-batch work, larger ones
 // only more memory.
@@ -33,10 +36,15 @@ constexpr uint32_t kBatch = 4096;
 // initial-exec: the library is linked into the executable, so the linker
 // turns it into local-exec (no __tls_get_addr).
 // Line-aligned, records at 16-byte offsets: no record straddles two lines.
+// One buffer per part of the simulator (g_split): each part's references
+// in program order, which is all a part needs (simulator/cachesim.h).
 struct alignas(64) Buffer {
-  uint32_t n;      // references buffered
-  uint32_t limit;  // 0 until the thread's first reference, then kBatch
-  alignas(16) Monitor_Cache_Access ref[kBatch];
+  // Where part p's next reference goes, and the end of its buffer (null
+  // until the thread's first reference): a pointer compare and an
+  // increment on the fast path, no index arithmetic.
+  Monitor_Cache_Access* next[2];
+  Monitor_Cache_Access* end[2];
+  alignas(64) Monitor_Cache_Access ref[2][kBatch];
 };
 __attribute__((tls_model("initial-exec"))) thread_local Buffer t_buffer;
 
@@ -44,16 +52,27 @@ __attribute__((tls_model("initial-exec"))) thread_local Buffer t_buffer;
 // or extra reference at the switch is harmless; the switches happen while
 // the program is stopped anyway).
 unsigned char g_recording = 0;
+// Set by libmonitor before recording starts, never changed after: the
+// reference to line L = address >> shift is part (L & mask) != 0's. Mask 0
+// (not split): everything is part 0's.
+Monitor_Cache_Split g_split = {6, 0};
 
 pthread_key_t g_exit_key;
 pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 
-void flush_this_thread() {
+void flush_part(uint32_t part) {
   Buffer& b = t_buffer;
-  if (b.n == 0) return;
-  const uint32_t n = b.n;
-  b.n = 0;  // first: the simulator call cannot come back here, but a signal handler could
-  Monitor_Cache_Simulate(b.ref, n);
+  if (b.end[part] == nullptr || b.next[part] == b.ref[part]) return;
+  const unsigned long n = static_cast<unsigned long>(b.next[part] - b.ref[part]);
+  b.next[part] = b.ref[part];  // first: the simulator call cannot come back here, but a signal handler could
+  Monitor_Cache_Simulate_Part(part, b.ref[part], n);
+}
+
+// Part 1 first: where a thread of its own simulates it, part 0 is then
+// simulated here meanwhile.
+void flush_this_thread() {
+  flush_part(1);
+  flush_part(0);
 }
 
 // A thread's remaining references at its exit.
@@ -61,41 +80,76 @@ void at_thread_exit(void*) { flush_this_thread(); }
 
 void create_exit_key() { pthread_key_create(&g_exit_key, at_thread_exit); }
 
-// The buffer is full, or this is the thread's first reference. Returns the
-// index to write at.
-__attribute__((noinline)) uint32_t make_room() {
+// Part `part`'s buffer is full, or this is the thread's first reference.
+// Returns where to write.
+__attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
   Buffer& b = t_buffer;
-  if (b.limit == 0) {
+  if (b.end[part] == nullptr) {
     pthread_once(&g_exit_once, create_exit_key);
     pthread_setspecific(g_exit_key, &b);  // non-null: the destructor runs at the thread's exit
-    b.limit = kBatch;
-    return b.n;
+    for (uint32_t p = 0; p < 2; ++p) {
+      b.next[p] = b.ref[p];
+      b.end[p] = b.ref[p] + kBatch;
+    }
+    return b.next[part];
   }
-  flush_this_thread();
-  return 0;
+  flush_part(part);
+  return b.next[part];
 }
 
-// The reference that finds the buffer full (or is the thread's first).
-__attribute__((noinline)) void record_after_room(const void* address, uint32_t size, uint32_t type) {
+// The reference that finds its buffer full (or is the thread's first).
+__attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Buffer& b = t_buffer;
-  const uint32_t i = make_room();
-  b.ref[i] = Monitor_Cache_Access{reinterpret_cast<uintptr_t>(address), size, type};
-  b.n = i + 1;
+  Monitor_Cache_Access* at = make_room(part);
+  *at = Monitor_Cache_Access{address, size, type};
+  b.next[part] = at + 1;
 }
+
+void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
+  Buffer& b = t_buffer;
+  Monitor_Cache_Access* at = b.next[part];
+  if (at == b.end[part]) return record_after_room(part, address, size, type);
+  *at = Monitor_Cache_Access{address, size, type};
+  b.next[part] = at + 1;
+}
+
+// A reference not aligned to its size: into the buffer of every part whose
+// lines it touches (each part simulates its own lines of one that
+// straddles two).
+__attribute__((noinline)) void record_unaligned(uintptr_t a, uint32_t size, uint32_t type) {
+  const uint64_t first = a >> g_split.shift, last = (a + size - 1) >> g_split.shift;
+  bool in[2] = {false, false};
+  for (uint64_t line = first; line <= last; ++line) in[(line & g_split.mask) != 0] = true;
+  for (uint32_t part = 0; part < 2; ++part)
+    if (in[part]) record_in(part, a, size, type);
+}
+
+// The callbacks' fast path is not instrumented by the sanitizers of the
+// ASan and TSan builds: it touches only the thread's own buffer and the
+// split that libmonitor writes before recording starts, and checking
+// those accesses made recording 3 ns per reference under ASan, far more
+// in the calibration loop than among a program's own loads, which broke
+// the compensation of time under the simulator in those builds.
+#define MRI_UNCHECKED __attribute__((no_sanitize("address", "thread", "undefined")))
 
 // The fast path has no call but a tail call, hence no stack frame: saving a
 // register around make_room() used to cost every reference a push and a pop.
 template <uint32_t Size, uint32_t Type>
-__attribute__((always_inline)) inline void record(const unsigned char* recording, const void* address) {
+MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned char* recording, const void* address) {
   if (!__atomic_load_n(recording, __ATOMIC_RELAXED)) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(address);
+  // Aligned to its size, a reference stays within one line (lines are 16
+  // bytes or more where the simulator is split: libmonitor/cache.cpp).
+  if (Size > 1 && __builtin_expect((a & (Size - 1)) != 0, 0)) return record_unaligned(a, Size, Type);
+  const uint32_t part = ((a >> g_split.shift) & g_split.mask) != 0;
   Buffer& b = t_buffer;
-  const uint32_t i = b.n;
-  if (__builtin_expect(i == b.limit, 0)) return record_after_room(address, Size, Type);
+  Monitor_Cache_Access* at = b.next[part];
+  if (__builtin_expect(at == b.end[part], 0)) return record_after_room(part, a, Size, Type);
   // One 16-byte store instead of two 8-byte ones: stores are what recording
   // costs a reference-dense loop (docs/ACCURACY.md, time under the simulator).
-  const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(reinterpret_cast<uintptr_t>(address)));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(&b.ref[i]), r);
-  b.n = i + 1;
+  const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(a));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(at), r);
+  b.next[part] = at + 1;
 }
 
 void flush_for_monitor() { flush_this_thread(); }
@@ -105,16 +159,17 @@ void flush_for_monitor() { flush_this_thread(); }
 // called through a pointer the compiler cannot see through: a call per
 // reference, as in the instrumented code.
 unsigned char g_calibration_recording = 0;
-__attribute__((noinline)) void calibration_load8(void* p) { record<8, 0>(&g_calibration_recording, p); }
-__attribute__((noinline)) void calibration_store8(void* p) { record<8, 1>(&g_calibration_recording, p); }
+MRI_UNCHECKED __attribute__((noinline)) void calibration_load8(void* p) { record<8, 0>(&g_calibration_recording, p); }
+MRI_UNCHECKED __attribute__((noinline)) void calibration_store8(void* p) { record<8, 1>(&g_calibration_recording, p); }
 void (*volatile g_calibration_load)(void*) = calibration_load8;
 void (*volatile g_calibration_store)(void*) = calibration_store8;
 
 unsigned long calibrate_for_monitor(unsigned long n, int recording) {
   Buffer& b = t_buffer;
-  if (b.limit == 0) make_room();  // the thread's first use: sets the limit, flushes nothing
-  const uint32_t keep = b.n;
-  const unsigned long room = b.limit - keep;  // never reaches make_room(): no flush
+  if (b.end[0] == nullptr) make_room(0);  // the thread's first use: sets the buffers up, flushes nothing
+  Monitor_Cache_Access* const keep[2] = {b.next[0], b.next[1]};
+  // Never reaches make_room(): no flush, whichever part the references are.
+  const unsigned long room = static_cast<unsigned long>(std::min(b.end[0] - keep[0], b.end[1] - keep[1]));
   if (n > room) n = room;
   n &= ~1ul;
   __atomic_store_n(&g_calibration_recording, recording ? 1 : 0, __ATOMIC_RELAXED);
@@ -133,12 +188,13 @@ unsigned long calibrate_for_monitor(unsigned long n, int recording) {
     store(const_cast<double*>(p));
     *p = x + 1;
   }
-  b.n = keep;  // discarded
+  b.next[0] = keep[0];  // discarded
+  b.next[1] = keep[1];
   return n;
 }
 
 const Monitor_Cache_Backend kBackend = {MONITOR_CACHE_BACKEND_VERSION, &g_recording, flush_for_monitor,
-                                        calibrate_for_monitor};
+                                        calibrate_for_monitor, &g_split};
 
 // Registers with libmonitor before main(); libmonitor's own constructor
 // (which attaches to the tool) has run by then, since the executable's
@@ -151,8 +207,8 @@ __attribute__((constructor)) void register_backend() { Monitor_Register_Cache_Ba
 // argument is the address loaded from or stored to.
 extern "C" {
 #define MRI_CACHESIM_CALLBACKS(bytes)                                                        \
-  void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(&g_recording, p); }            \
-  void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(&g_recording, p); }
+  MRI_UNCHECKED void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(&g_recording, p); }  \
+  MRI_UNCHECKED void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(&g_recording, p); }
 MRI_CACHESIM_CALLBACKS(1)
 MRI_CACHESIM_CALLBACKS(2)
 MRI_CACHESIM_CALLBACKS(4)

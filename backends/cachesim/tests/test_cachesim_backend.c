@@ -174,6 +174,15 @@ static void test_restricted_aggregates(void **state)
     const int want_thread = async && *async ? strcmp(async, "0") != 0 : sysconf(_SC_NPROCESSORS_ONLN) >= 2;
     print_message("%s\n", config);
     assert_int_equal(strstr(config, "simulated by a thread of its own") != NULL, want_thread);
+    /* With the thread, split: the program's threads simulate 1/8 of the
+     * lines, or 1/MRI_CACHESIM_SPLIT (CTest also runs the suite with 2, and
+     * with 0: not split). The counts above are exact either way. */
+    const char *split = getenv("MRI_CACHESIM_SPLIT");
+    const int modulus = split && *split ? atoi(split) : 8;
+    char want_split[96];
+    snprintf(want_split, sizeof want_split, "split: the program's threads simulate 1/%d of the lines", modulus);
+    assert_int_equal(strstr(config, want_split) != NULL, want_thread && modulus > 1);
+    assert_int_equal(strstr(config, "split") != NULL, want_thread && modulus > 1);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -564,6 +573,22 @@ static void test_bad_configuration(void **state)
         free(saved);
     } else {
         unsetenv("MRI_CACHESIM_ASYNC");
+    }
+    /* How it is split: 0, 1 or a power of two up to 64. */
+    given = getenv("MRI_CACHESIM_SPLIT");
+    saved = given ? strdup(given) : NULL;
+    const char *bad_splits[] = {"3", "128", "-2", "4x", " 4"};
+    for (size_t i = 0; i < sizeof bad_splits / sizeof *bad_splits; ++i) {
+        setenv("MRI_CACHESIM_SPLIT", bad_splits[i], 1);
+        char want[64];
+        snprintf(want, sizeof want, "MRI_CACHESIM_SPLIT=\"%s\": 0 or 1", bad_splits[i]);
+        expect_error(MRI_Application_Load(MRI_CACHEAPP, argv), want);
+    }
+    if (saved) {
+        setenv("MRI_CACHESIM_SPLIT", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("MRI_CACHESIM_SPLIT");
     }
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
