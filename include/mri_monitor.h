@@ -164,12 +164,14 @@ typedef struct Monitor_Cache_Access {
 #define MONITOR_CACHE_BACKEND_VERSION 3
 
 /* How the simulator is split in two parts (version 3): the reference to
- * line L = address >> shift belongs to part (L & mask) != 0; one that
- * straddles lines belongs to the part of each line it touches. mask 0: one
- * part (part 0). */
+ * line L = address >> shift belongs to part (L & mask) != 0, that is
+ * (address & address_bits) != 0 with address_bits = mask << shift; one
+ * that straddles lines belongs to the part of each line it touches. mask
+ * 0: one part (part 0). */
 typedef struct Monitor_Cache_Split {
     unsigned int shift;
     unsigned long long mask;
+    unsigned long long address_bits;
 } Monitor_Cache_Split;
 
 /* What a memory-access instrumentation hands to libmonitor. */

@@ -138,26 +138,27 @@ void set_recording(bool on) {
   g.cache_recording.store(on, std::memory_order_relaxed);
 }
 
-// Where the simulation thread is there, the simulator is split in two
-// parts (simulator/cachesim.h, split_reason): part 0, the lines that are 0
-// modulo the returned modulus, is simulated by the program's threads as
-// they record, the rest by the simulation thread (cache_worker.cpp). The
-// instrumentation sorts the references by part as it records them
-// (backends/cachesim, version 3). Modulus 8: the simulation thread gets
-// 7/8 of the lines, as the program's threads also run the program and
-// record. On the matrix multiply of docs/PERFORMANCE.md ("Split
-// simulation") it made both loop orders faster than no split, where 4
-// made the one whose references mostly hit L1 slower (its program's own
-// work is most of its time). MRI_CACHESIM_SPLIT chooses another modulus
-// (0 or 1: no split; libmri refuses values other than those and powers of
-// two up to 64). `how` receives the end of cache_info.
-constexpr uint32_t kSplitModulus = 8;
+// With the simulation thread, the simulator can be split in two parts
+// (simulator/cachesim.h, split_reason): part 0, the lines that are 0
+// modulo the returned modulus, is then simulated by the program's threads
+// as they record, the rest by the simulation thread (cache_worker.cpp).
+// The instrumentation sorts the references by part as it records them
+// (backends/cachesim, version 3). Only on request, MRI_CACHESIM_SPLIT=N (a
+// power of two up to 64: the program's threads simulate 1/N of the lines;
+// libmri refuses values other than those, 0 and 1). It speeds up a
+// program whose simulation takes longer than its own work (the matrix
+// multiply of docs/PERFORMANCE.md, "Split simulation": ijk 10.5x -> 8.0x
+// with N = 4) and slows down one whose own work dominates (is_sort of
+// bench/compensation: 1.1-1.3 s -> 1.4-2.1 s with N = 8): its threads take
+// on simulation on top of their work, and recording costs more when
+// references change part. `how` receives the end of cache_info.
+constexpr uint32_t kSplitModulus = 0;
 
 uint32_t split_modulus(const sim::HierarchyConfig& config, bool async, std::string* how) {
   *how = async ? "; simulated by a thread of its own" : "";
   if (!async) return 0;
   uint32_t modulus = kSplitModulus;
-  if (const char* env = std::getenv("MRI_CACHESIM_SPLIT")) {
+  if (const char* env = std::getenv("MRI_CACHESIM_SPLIT"); env && *env) {
     char* end = nullptr;
     const unsigned long m = std::strtoul(env, &end, 10);
     if (end != env && *end == '\0' && m <= 64) modulus = uint32_t(m);
@@ -216,6 +217,7 @@ sim::Hierarchy* simulator() {
     Monitor_Cache_Split* split = g_backend.load(std::memory_order_acquire)->split;
     split->shift = h->split_shift();
     split->mask = h->split_mask();
+    split->address_bits = h->split_mask() << h->split_shift();
   }
   std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
                 source.c_str(), how.c_str());

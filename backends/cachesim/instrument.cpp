@@ -55,7 +55,7 @@ unsigned char g_recording = 0;
 // Set by libmonitor before recording starts, never changed after: the
 // reference to line L = address >> shift is part (L & mask) != 0's. Mask 0
 // (not split): everything is part 0's.
-Monitor_Cache_Split g_split = {6, 0};
+Monitor_Cache_Split g_split = {6, 0, 0};
 
 pthread_key_t g_exit_key;
 pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
@@ -113,15 +113,12 @@ void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   b.next[part] = at + 1;
 }
 
-// A reference not aligned to its size: into the buffer of every part whose
-// lines it touches (each part simulates its own lines of one that
-// straddles two).
-__attribute__((noinline)) void record_unaligned(uintptr_t a, uint32_t size, uint32_t type) {
-  const uint64_t first = a >> g_split.shift, last = (a + size - 1) >> g_split.shift;
-  bool in[2] = {false, false};
-  for (uint64_t line = first; line <= last; ++line) in[(line & g_split.mask) != 0] = true;
-  for (uint32_t part = 0; part < 2; ++part)
-    if (in[part]) record_in(part, a, size, type);
+// A reference that straddles two lines of different parts: into both
+// buffers (each part simulates its own line of it; the part of the first
+// byte counts the reference).
+__attribute__((noinline)) void record_straddling(uintptr_t a, uint32_t size, uint32_t type) {
+  record_in(0, a, size, type);
+  record_in(1, a, size, type);
 }
 
 // The callbacks' fast path is not instrumented by the sanitizers of the
@@ -138,10 +135,15 @@ template <uint32_t Size, uint32_t Type>
 MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned char* recording, const void* address) {
   if (!__atomic_load_n(recording, __ATOMIC_RELAXED)) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
-  // Aligned to its size, a reference stays within one line (lines are 16
-  // bytes or more where the simulator is split: libmonitor/cache.cpp).
-  if (Size > 1 && __builtin_expect((a & (Size - 1)) != 0, 0)) return record_unaligned(a, Size, Type);
-  const uint32_t part = ((a >> g_split.shift) & g_split.mask) != 0;
+  // The part of the line of the first byte ((line & mask) != 0 without the
+  // shift), and of the last: a reference that straddles two lines (lines
+  // are 16 bytes or more where the simulator is split, libmonitor/cache.cpp,
+  // so never three) of different parts goes into both buffers, and each
+  // part simulates its own line of it. Nothing else needs a second look.
+  const uint64_t bits = g_split.address_bits;
+  const uint32_t part = (a & bits) != 0;
+  if (Size > 1 && __builtin_expect((((a + Size - 1) & bits) != 0) != part, 0))
+    return record_straddling(a, Size, Type);
   Buffer& b = t_buffer;
   Monitor_Cache_Access* at = b.next[part];
   if (__builtin_expect(at == b.end[part], 0)) return record_after_room(part, a, Size, Type);
@@ -173,16 +175,20 @@ unsigned long calibrate_for_monitor(unsigned long n, int recording) {
   if (n > room) n = room;
   n &= ~1ul;
   __atomic_store_n(&g_calibration_recording, recording ? 1 : 0, __ATOMIC_RELAXED);
-  // The instrumented code of `v[i] += 1` over a small array: a load and a
+  // The instrumented code of `v[i] += 1` over an array: a load and a
   // store, each with its callback. This loop, like one of bare callbacks,
   // still hides most of the recording behind the calls, which a program's
   // dense references do not (docs/ACCURACY.md, "Time under the cache
-  // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs).
-  volatile double v[8] = {};
+  // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs). The array is
+  // swept, 128 lines, so that where the simulator is split the references
+  // change part as a program's do, which costs: 0.44 ns calibrated on the
+  // Zen 5 host against 0.24 unsplit (an 8-element array, one line, gave
+  // 0.24 for both). Calibrated once, by one thread.
+  static volatile double v[1024] alignas(64);
   void (*const load)(void*) = g_calibration_load;
   void (*const store)(void*) = g_calibration_store;
   for (unsigned long i = 0; i < n / 2; ++i) {
-    volatile double* p = &v[i & 7];
+    volatile double* p = &v[i & 1023];
     load(const_cast<double*>(p));
     const double x = *p;
     store(const_cast<double*>(p));
