@@ -23,6 +23,17 @@
  * same memory again (counted for nobody) and frees it. The allocator may
  * give every round the same address.
  *
+ *   mri_cacheapp straddle
+ *
+ * Registers B (32 KiB, 64-byte aligned, zeroed outside the instrumented
+ * code) and, in region "straddle" inside "main", reads 8 bytes at offset
+ * 60 of each of B's lines but the last (511 reads, unaligned, through
+ * memcpy): each straddles two lines. With the 32 KiB L1, B fits: lines 0
+ * and 1 miss at the first read, each later read hits its first line and
+ * misses its second, so 512 L1 read misses and 510 hits, 1022 in all, one
+ * per line touched. Where the simulator is split, a read whose two lines
+ * are of different parts goes to both, and each part counts its line.
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -55,6 +66,7 @@ MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
 MONITOR_REGION(r_sweep, MRI_REGION_LOOP, "sweep");
 MONITOR_REGION(r_fill, MRI_REGION_ROUTINE, "fill");
 MONITOR_REGION(r_fresh, MRI_REGION_BLOCK, "fresh");
+MONITOR_REGION(r_straddle, MRI_REGION_LOOP, "straddle");
 
 static double A[A_DOUBLES] __attribute__((aligned(64)));
 static int C[16] __attribute__((aligned(64)));
@@ -162,6 +174,29 @@ static int forks(int rounds)
     return 0;
 }
 
+/* The straddle mode (see the top). */
+static int straddle(void)
+{
+    B = aligned_alloc(64, B_DOUBLES * sizeof(double));
+    if (!B || MONITOR_DATA_PTR(B, B_DOUBLES * sizeof(double)) != 0)
+        return 1;
+    memset(B, 0, B_DOUBLES * sizeof(double));
+    const char *bytes = (const char *)B;
+    unsigned long long sum = 0;
+    MONITOR_ENTER(r_main);
+    MONITOR_ENTER(r_straddle);
+    for (int line = 0; line < B_DOUBLES / 8 - 1; line++) {
+        unsigned long long v;
+        memcpy(&v, bytes + 64 * line + 60, sizeof v);
+        sum += v;
+    }
+    MONITOR_EXIT(r_straddle);
+    MONITOR_EXIT(r_main);
+    sink += (double)sum;
+    free(B);
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -191,8 +226,10 @@ int main(int argc, char **argv)
         }
         return forks(rounds);
     }
+    if (argc == 2 && strcmp(argv[1], "straddle") == 0)
+        return straddle();
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS\n", argv[0]);
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle\n", argv[0]);
         return 2;
     }
     passes = atoi(argv[2]);

@@ -551,6 +551,23 @@ static void test_simulation_is_compensated(void **state)
                  100.0 * m_async);
 }
 
+/* References that straddle two lines (mri_cacheapp straddle): one L1
+ * event per line, in every mode; where the simulator is split
+ * (MRI_CACHESIM_SPLIT, CTest's cachesim_backend_split2 and _split8), the
+ * reads whose lines are of different parts are recorded for both parts. */
+static void test_straddling_references(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)MRI_CACHEAPP, (char *)"straddle", NULL};
+    load_mode(argv);
+    const MRI_Request_ID misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "straddle", "B", MRI_SUM);
+    const MRI_Request_ID hits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "straddle", "B", MRI_SUM);
+    run_to_end();
+    assert_int_equal((long)thread_value(misses, 0), kLinesB);
+    assert_int_equal((long)thread_value(hits, 0), kLinesB - 2);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 /* Bad simulator configurations: from the environment (at the load) and
  * through the API. */
 static void test_bad_configuration(void **state)
@@ -635,6 +652,7 @@ int main(void)
         cmocka_unit_test_teardown(test_traces, teardown),
         cmocka_unit_test_teardown(test_fork_while_simulating, teardown),
         cmocka_unit_test_teardown(test_simulation_is_compensated, teardown),
+        cmocka_unit_test_teardown(test_straddling_references, teardown),
         cmocka_unit_test_teardown(test_bad_configuration, teardown),
         cmocka_unit_test_teardown(test_without_backend, teardown),
     };
