@@ -23,6 +23,7 @@
 // free functions are pure and thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -218,8 +219,13 @@ class Hierarchy {
   // only its lines (and allocates the whole config's tag arrays); every
   // count and monitor result is the sum over the two parts, and equals
   // that of an unsplit hierarchy exactly (tests/test_parts.cpp).
+  // Deferred (a modulus of 2 or more and `deferred`): built with its two
+  // parts but not split yet: part 0 simulates every line (split_mask() is
+  // 0, simulate() runs it alone) until split() divides the lines by
+  // `split_modulus`, and unsplit() joins them again, at any points of the
+  // stream, without changing a count.
   static std::unique_ptr<Hierarchy> create(const HierarchyConfig& config, std::string* error,
-                                           uint32_t split_modulus = 0);
+                                           uint32_t split_modulus = 0, bool deferred = false);
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
@@ -239,7 +245,23 @@ class Hierarchy {
   // is 0 when the hierarchy is not split.
   uint32_t parts() const;
   uint32_t split_shift() const;  // log2 of the line size
-  uint64_t split_mask() const;   // split modulus - 1
+  uint64_t split_mask() const;   // split modulus - 1; 0 until a deferred split happens
+  uint64_t planned_split_mask() const;  // the mask split() sets, or split_mask() when not deferred
+  bool deferred() const;                // created deferred: split() and unsplit() apply
+  // A deferred hierarchy: splits it now (part 1 takes a copy of the cache
+  // state, so the counts stay those of one hierarchy) and returns true; on
+  // any other, or when split already, false. unsplit() the other way (part
+  // 0 takes part 1's lines back). Any number of times, at any point of the
+  // stream; both take both parts' mutexes.
+  bool split();
+  bool unsplit();
+  // Sorts n references by part, in order, for simulate_part(): those of
+  // part 0 to out0, of part 1 to out1 (each with room for n), one that
+  // straddles lines of both parts to both; *n0 and *n1 receive the counts.
+  // Branch-free, one pass. Not split: everything to out0. as_planned: by
+  // the split a deferred hierarchy will have (to time the sort beforehand).
+  void sort_parts(const Access* in, size_t n, Access* out0, size_t* n0, Access* out1, size_t* n1,
+                  bool as_planned = false) const;
   // Simulates references of part `part` only, taking only that part's
   // mutex: two threads may simulate the two parts at the same time. The
   // caller sorts: a reference within one line must be of this part (one
@@ -249,7 +271,8 @@ class Hierarchy {
   // the reference). Each part must see its references in program order per
   // core; how the parts interleave does not matter. simulate() sorts a
   // batch itself (a copy per part) and simulates both parts in turn. A
-  // part out of range is ignored.
+  // part out of range is ignored; part 1 of a deferred hierarchy that is
+  // not split (joined since the caller sorted) goes to part 0.
   void simulate_part(uint32_t part, uint32_t core, const Access* accesses, size_t n);
 
   // Counters of data level `level` (0 = L1) for one core; for a shared
@@ -289,8 +312,10 @@ class Hierarchy {
   struct Impl;
 
  private:
-  explicit Hierarchy(std::vector<std::unique_ptr<Impl>> parts);
+  explicit Hierarchy(std::vector<std::unique_ptr<Impl>> parts, uint64_t mask, uint64_t deferred_mask);
   std::vector<std::unique_ptr<Impl>> parts_;  // one engine per part
+  std::atomic<uint64_t> mask_;                // split_mask()
+  const uint64_t deferred_mask_;              // what split() sets it to; 0 when not deferred
 };
 
 // ---------------------------------------------------------------- traces

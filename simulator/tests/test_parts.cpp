@@ -4,6 +4,7 @@
 // once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -172,7 +173,11 @@ std::vector<int> add_monitors(Hierarchy& h) {
   return ids;
 }
 
-enum class Drive { kSimulate, kTwoThreads };
+// kDeferred: created unsplit (Hierarchy::create's `deferred`), split
+// halfway through the first phase, then a thread per part as kTwoThreads
+// with the batches sorted by sort_parts(), then one thread that joins the
+// parts, splits them and joins them again.
+enum class Drive { kSimulate, kTwoThreads, kDeferred };
 
 // The references of `part`, sorted as simulate_part() wants them: those
 // within one line of the part, and every one that straddles lines.
@@ -190,7 +195,18 @@ std::vector<Access> sorted(const Hierarchy& h, const Access* a, size_t n, uint32
 // is added in the third. kTwoThreads: one thread per part, each sorting
 // its part's references out of every batch (simulate_part).
 Snapshot run(const std::string& text, uint32_t modulus, Drive drive) {
-  auto h = make(text, modulus);
+  std::unique_ptr<Hierarchy> h;
+  if (drive == Drive::kDeferred) {
+    std::string error;
+    h = Hierarchy::create(config(text), &error, modulus, true);
+    EXPECT_NE(h, nullptr) << error;
+    EXPECT_EQ(h->parts(), 2u);
+    EXPECT_EQ(h->split_mask(), 0u);  // not yet
+  } else {
+    h = make(text, modulus);
+    EXPECT_FALSE(h->split());  // not deferred
+    EXPECT_FALSE(h->unsplit());
+  }
   std::vector<int> ids = add_monitors(*h);
   const std::vector<Access> stream = mixed_stream(60000);
   const size_t phase = stream.size() / 3;
@@ -212,7 +228,53 @@ Snapshot run(const std::string& text, uint32_t modulus, Drive drive) {
         simulate(uint32_t(i / 37 % 2), stream.data() + i, n);
       }
     };
-    if (drive == Drive::kSimulate) {
+    if (drive == Drive::kDeferred && p == 0) {
+      size_t batch = 0;
+      const size_t batches = (phase + 36) / 37;
+      feed([&](uint32_t core, const Access* a, size_t n) {
+        if (batch++ == batches / 2) {
+          EXPECT_EQ(h->split_mask(), 0u);
+          EXPECT_TRUE(h->split());
+          EXPECT_EQ(h->split_mask(), modulus - 1);
+          EXPECT_FALSE(h->split());  // once
+        }
+        h->simulate(core, a, n);
+      });
+    } else if (drive == Drive::kDeferred && p == 2) {
+      // Joined, split again and joined again on the way.
+      EXPECT_TRUE(h->unsplit());
+      EXPECT_FALSE(h->unsplit());
+      EXPECT_EQ(h->split_mask(), 0u);
+      size_t batch = 0;
+      const size_t batches = (phase + 36) / 37;
+      feed([&](uint32_t core, const Access* a, size_t n) {
+        if (batch == batches / 3) {
+          EXPECT_TRUE(h->split());
+        }
+        if (batch == 2 * batches / 3) {
+          EXPECT_TRUE(h->unsplit());
+        }
+        ++batch;
+        h->simulate(core, a, n);
+      });
+    } else if (drive == Drive::kDeferred) {
+      std::vector<std::thread> threads;
+      for (uint32_t part = 0; part < 2; ++part)
+        threads.emplace_back([&, part] {
+          std::vector<Access> out[2] = {std::vector<Access>(37), std::vector<Access>(37)};
+          feed([&](uint32_t core, const Access* a, size_t n) {
+            size_t k[2];
+            h->sort_parts(a, n, out[0].data(), &k[0], out[1].data(), &k[1]);
+            const std::vector<Access> mine = sorted(*h, a, n, part);
+            EXPECT_EQ(k[part], mine.size());
+            EXPECT_TRUE(std::equal(mine.begin(), mine.end(), out[part].begin(), [](const Access& x, const Access& y) {
+              return x.addr == y.addr && x.size == y.size && x.type == y.type;
+            }));
+            h->simulate_part(part, core, out[part].data(), k[part]);
+          });
+        });
+      for (std::thread& t : threads) t.join();
+    } else if (drive == Drive::kSimulate) {
       feed([&](uint32_t core, const Access* a, size_t n) { h->simulate(core, a, n); });
     } else {
       std::vector<std::thread> threads;
@@ -251,6 +313,7 @@ void expect_split_exact(const std::string& text) {
     const std::string what = text + ", modulus " + std::to_string(modulus);
     expect_equal(one, run(text, modulus, Drive::kSimulate), what + ", simulate()");
     expect_equal(one, run(text, modulus, Drive::kTwoThreads), what + ", a thread per part");
+    expect_equal(one, run(text, modulus, Drive::kDeferred), what + ", split on the way");
   }
 }
 
