@@ -14,11 +14,12 @@
 # reference simulated, C monitored); the same with the histogram over every
 # registered data structure (A, B and C monitored); cachegrind; callgrind.
 # "simulated" uses the simulation thread where the machine has a CPU to
-# spare for it (libmonitor/cache_worker.cpp). The rows under it are the
-# C-monitored run again with the simulation split between that thread and
-# the program's (MRI_CACHESIM_SPLIT=4 and =8: the program simulates 1/4 and
-# 1/8 of the cache lines), and with each batch simulated by the program's
-# thread (MRI_CACHESIM_ASYNC=0), for comparison.
+# spare for it, and splits the simulation between it and the program's
+# thread while that pays (libmonitor/cache_worker.cpp, the default). The
+# rows under it are the C-monitored run again never split
+# (MRI_CACHESIM_SPLIT=0), split from the start (=4 and =8: the program
+# simulates 1/4 and 1/8 of the cache lines), and with each batch simulated
+# by the program's thread (MRI_CACHESIM_ASYNC=0), for comparison.
 set -euo pipefail
 build=${1:?usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]}
 runs=${2:-5}
@@ -41,6 +42,8 @@ for order in ijk ikj; do
   row "instrumented, dormant (no tool)" "$(measure $order "$inst" $order)"
   row "instrumented, simulated, C monitored" \
       "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
+  row "  the same, never split (SPLIT=0)" \
+      "$(measure $order env MRI_CACHESIM_SPLIT=0 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
   row "  the same, 1/4 in the program (SPLIT=4)" \
       "$(measure $order env MRI_CACHESIM_SPLIT=4 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
   row "  the same, 1/8 in the program (SPLIT=8)" \

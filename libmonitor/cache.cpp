@@ -57,6 +57,9 @@ std::atomic<const Monitor_Cache_Backend*> g_backend{nullptr};
 // (instrumented code may still simulate while the process exits).
 std::atomic<sim::Hierarchy*> g_sim{nullptr};
 std::string* g_sim_error = nullptr;  // why it could not be created (control thread)
+// The instrumentation sorts references by part (a split from the start,
+// split_of); written before g_sim is published, read after it is loaded.
+bool g_backend_sorts = false;
 
 // One cache request in place.
 struct Target {
@@ -140,33 +143,47 @@ void set_recording(bool on) {
 
 // With the simulation thread, the simulator can be split in two parts
 // (simulator/cachesim.h, split_reason): part 0, the lines that are 0
-// modulo the returned modulus, is then simulated by the program's threads
-// as they record, the rest by the simulation thread (cache_worker.cpp).
-// The instrumentation sorts the references by part as it records them
-// (backends/cachesim, version 3). Only on request, MRI_CACHESIM_SPLIT=N (a
-// power of two up to 64: the program's threads simulate 1/N of the lines;
-// libmri refuses values other than those, 0 and 1). It speeds up a
-// program whose simulation takes longer than its own work (the matrix
-// multiply of docs/PERFORMANCE.md, "Split simulation": ijk 10.5x -> 8.0x
-// with N = 4) and slows down one whose own work dominates (is_sort of
-// bench/compensation: 1.1-1.3 s -> 1.4-2.1 s with N = 8): its threads take
-// on simulation on top of their work, and recording costs more when
-// references change part. `how` receives the end of cache_info.
-constexpr uint32_t kSplitModulus = 0;
+// modulo the modulus, is then simulated by the program's threads, the rest
+// by the simulation thread at the same time (cache_worker.cpp).
+// MRI_CACHESIM_SPLIT:
+//   - auto (the default): split by 4 while that pays, as measured over
+//     windows of batches (cache_worker.cpp, decide_split); libmonitor sorts
+//     each batch by part as it hands it over. A program whose simulation
+//     takes longer than its own work gains (the ijk matrix multiply of
+//     docs/PERFORMANCE.md, "Automatic split": 10.2x -> 8.3x); one whose own
+//     work dominates stays joined, but for trials (is_sort of
+//     bench/compensation: +4%; split from the start it lost 20-60%).
+//   - N, a power of two up to 64: split from the start, the program's
+//     threads simulating 1/N of the lines; the instrumentation sorts the
+//     references as it records them (backend version 3), which costs
+//     recording about 0.2 ns more per reference than a sort at the
+//     hand-over but is not compensated as exactly (docs/ACCURACY.md).
+//   - 0 or 1: never split.
+// libmri refuses other values. `how` receives the end of cache_info.
+constexpr uint32_t kAutoModulus = 4;
 
-uint32_t split_modulus(const sim::HierarchyConfig& config, bool async, std::string* how) {
+struct Split {
+  uint32_t modulus = 0;   // 0: not split
+  bool deferred = false;  // split later (auto), sorted by libmonitor
+};
+
+Split split_of(const sim::HierarchyConfig& config, bool async, std::string* how) {
   *how = async ? "; simulated by a thread of its own" : "";
-  if (!async) return 0;
-  uint32_t modulus = kSplitModulus;
-  if (const char* env = std::getenv("MRI_CACHESIM_SPLIT"); env && *env) {
+  if (!async) return {};
+  const char* env = std::getenv("MRI_CACHESIM_SPLIT");
+  const bool automatic = !env || !*env || std::strcmp(env, "auto") == 0;
+  uint32_t modulus = kAutoModulus;
+  if (!automatic) {
     char* end = nullptr;
     const unsigned long m = std::strtoul(env, &end, 10);
-    if (end != env && *end == '\0' && m <= 64) modulus = uint32_t(m);
+    modulus = end != env && *end == '\0' && m <= 64 ? uint32_t(m) : 0;
   }
-  if (modulus <= 1) return 0;
+  if (modulus <= 1) return {};
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   std::string why;
-  if (b->version < 3 || !b->split)
+  if (automatic)
+    why = sim::split_reason(config, modulus);
+  else if (b->version < 3 || !b->split)
     why = "the instrumentation does not sort references by part (backend version " + std::to_string(b->version) + ")";
   else if (config.levels[0].line_bytes < 16)
     // The instrumentation takes an access aligned to its size (up to 16
@@ -176,11 +193,12 @@ uint32_t split_modulus(const sim::HierarchyConfig& config, bool async, std::stri
     why = sim::split_reason(config, modulus);
   if (!why.empty()) {
     *how = "; simulated by a thread of its own, not split: " + why;
-    return 0;
+    return {};
   }
-  *how = "; simulated by a thread of its own, split: the program's threads simulate 1/" + std::to_string(modulus) +
-         " of the lines";
-  return modulus;
+  const std::string share = "the program's threads simulate 1/" + std::to_string(modulus) + " of the lines";
+  *how = automatic ? "; simulated by a thread of its own, split by line while that pays: then " + share
+                   : "; simulated by a thread of its own, split: " + share;
+  return {modulus, automatic};
 }
 
 // The simulator, created from the tool's configuration text at its first
@@ -206,18 +224,19 @@ sim::Hierarchy* simulator() {
   }
   const bool async = cache_start_worker();
   std::string how;
-  const uint32_t modulus = split_modulus(config, async, &how);
-  std::unique_ptr<sim::Hierarchy> h = sim::Hierarchy::create(config, &error, modulus);
+  const Split split = split_of(config, async, &how);
+  std::unique_ptr<sim::Hierarchy> h = sim::Hierarchy::create(config, &error, split.modulus, split.deferred);
   if (!h) {
     g_sim_error = new std::string(error);
     return nullptr;
   }
-  if (h->parts() > 1) {
+  if (h->parts() > 1 && !split.deferred) {
     // Before recording starts (set_recording), and never again.
-    Monitor_Cache_Split* split = g_backend.load(std::memory_order_acquire)->split;
-    split->shift = h->split_shift();
-    split->mask = h->split_mask();
-    split->address_bits = h->split_mask() << h->split_shift();
+    Monitor_Cache_Split* to = g_backend.load(std::memory_order_acquire)->split;
+    to->shift = h->split_shift();
+    to->mask = h->split_mask();
+    to->address_bits = h->split_mask() << h->split_shift();
+    g_backend_sorts = true;
   }
   std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
                 source.c_str(), how.c_str());
@@ -693,6 +712,9 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
 extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cache_Access* accesses, unsigned long n) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
   if (!h || !accesses || n == 0 || part >= h->parts()) return;
+  // The instrumentation sorts only where it was given the split; else its
+  // part 0 is every reference (a deferred split is sorted at the hand-over).
+  if (!g_backend_sorts) part = kAllParts;
   ThreadState* ts = current_thread_state();
   // As Monitor_Cache_Simulate.
   const uint64_t t0 = ticks();

@@ -31,6 +31,7 @@
 
 #include "cache_internal.h"
 #include "cachesim.h"
+#include "monitor_internal.h"
 
 namespace mri::monitor {
 namespace {
@@ -51,7 +52,7 @@ constexpr int kSpins = 2000;
 struct Chunk {
   sim::Hierarchy* h = nullptr;
   uint32_t core = 0;
-  uint32_t part = 0;  // simulate_part(part): 1 of a split simulator, else 0 (all of it)
+  uint32_t part = 0;  // simulate_part(part), or kAllParts: simulate()
   size_t n = 0;
   std::atomic<bool> ready{false};  // filled: the worker may take it
   sim::Access refs[kChunkRefs];
@@ -65,10 +66,36 @@ int g_cpus = 1;
 bool g_forced = false;  // MRI_CACHESIM_ASYNC=1: the thread whatever the CPUs
 std::atomic<int> g_submitters{0};
 
+// The automatic split (cache.cpp, split_of) is tried, kept or undone from
+// measurements over windows of MRI_CACHESIM_SPLIT_AFTER batches handed
+// over by one thread (default 32, about 128k references: a millisecond or
+// two; 0: split at the first hand-over, unmeasured, for good), decide_split.
+uint32_t g_split_after = 32;
+// The simulation thread's time in whole batches, with their references.
+std::atomic<uint64_t> g_sim_ticks{0}, g_sim_refs{0};
+
+// A thread's buffers for sorting a batch by part (hand_over_sorted): part
+// 0's, then part 1's. Handed back to a pool at the thread's exit and never
+// freed: the main thread's last batch is handed over after its
+// thread-local destructors ran (Monitor_Final, at the process's exit).
+struct SortBuffers {
+  SortBuffers* next = nullptr;
+  sim::Access refs[2 * kChunkRefs];
+};
+std::mutex g_sort_pool_mutex;
+SortBuffers* g_sort_pool = nullptr;
+thread_local SortBuffers* t_sort = nullptr;
+
 struct Submitter {
   bool counted = false;
   ~Submitter() {
     if (counted) g_submitters.fetch_sub(1, std::memory_order_relaxed);
+    if (t_sort) {
+      std::lock_guard<std::mutex> lock(g_sort_pool_mutex);
+      t_sort->next = g_sort_pool;
+      g_sort_pool = t_sort;
+      t_sort = nullptr;
+    }
   }
 };
 thread_local Submitter t_submitter;
@@ -118,7 +145,14 @@ struct Worker {
     for (;;) {
       Chunk* c = &chunks[completed.load(std::memory_order_relaxed) % kChunks];
       wait_for(mu, work, work_sleepers, [c] { return c->ready.load(); });
-      c->h->simulate_part(c->part, c->core, c->refs, c->n);
+      if (c->part == kAllParts) {
+        const uint64_t t0 = ticks();
+        c->h->simulate(c->core, c->refs, c->n);
+        g_sim_ticks.fetch_add(ticks() - t0, std::memory_order_relaxed);
+        g_sim_refs.fetch_add(c->n, std::memory_order_relaxed);
+      } else {
+        c->h->simulate_part(c->part, c->core, c->refs, c->n);
+      }
       c->ready.store(false, std::memory_order_relaxed);
       completed.fetch_add(1);
       wake(mu, done, done_sleepers);
@@ -152,6 +186,11 @@ void start_worker() {
   const char* env = std::getenv("MRI_CACHESIM_ASYNC");
   const bool off = env && std::strcmp(env, "0") == 0;
   g_forced = env && std::strcmp(env, "1") == 0;
+  if (const char* after = std::getenv("MRI_CACHESIM_SPLIT_AFTER"); after && *after) {
+    char* end = nullptr;
+    const unsigned long k = std::strtoul(after, &end, 10);
+    if (end != after && *end == '\0' && k <= 1000000) g_split_after = uint32_t(k);
+  }
   const bool wanted = !off && (g_forced || g_cpus >= 2);
   if (!wanted) return;
   g_worker = new Worker;
@@ -178,6 +217,217 @@ void simulate_here(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::A
   if (part == kAllParts) h->simulate(core, refs, n);
   else h->simulate_part(part, core, refs, n);
 }
+
+// This thread has handed whole batches (kAllParts) over that may not be
+// simulated yet: before it simulates part 0 of a later batch itself, they
+// must be (its references in order). Cleared by cache_drain().
+thread_local bool t_whole_pending = false;
+
+// The automatic split's states, window by window: a trial is two windows
+// split, bracketed by the unsplit windows just before and just after it,
+// so that a program that changes its ways meanwhile is less likely to
+// mislead it.
+enum class Phase : uint8_t {
+  kJoined,   // not split; at the end of a window, maybe a trial (decide_split)
+  kTrial,    // split for the trial's two windows
+  kControl,  // joined again for one window
+  kSplit,    // the trial paid: split for kRecheck windows, then kJoined
+};
+// Split this many windows, the simulator is joined to look again: the
+// program may have changed its ways. Each change costs a copy of cache
+// state (0.4 ms for the 32 MiB L3 of the Zen 5 host, outside the windows'
+// time); a window is 0.2-20 ms.
+constexpr uint32_t kRecheck = 256;
+constexpr uint32_t kFirstBackoff = 256, kMaxBackoff = 8192;
+
+// This thread's window for the automatic split, and what it learnt.
+struct Pace {
+  uint64_t last = 0;   // ticks at the end of the previous hand-over; 0: the window restarts
+  uint64_t start = 0;  // the end of the hand-over before the window's first
+  uint64_t own = 0, refs = 0;  // the program's own time between hand-overs; references handed over
+  uint32_t batches = 0;
+  bool split = false;  // the window's state
+  Phase phase = Phase::kJoined;
+  uint32_t windows = 0;  // in this phase
+  double before = 0, trial = 0;  // ticks per reference all told: the window before the trial, the trial's
+  uint32_t wait = 0;     // windows before the next trial
+  uint32_t backoff = kFirstBackoff;  // the wait after a trial that did not pay: doubles each time
+  uint64_t sim_ticks = 0, sim_refs = 0;  // g_sim_* at the window's start
+  double sort_ticks = 0;  // a sort by part, per reference, as last timed
+  uint32_t sort_age = 0;  // windows that used it since (split_predicted)
+};
+thread_local Pace t_pace;
+constexpr uint32_t kSortProbes = 64;
+
+void restart_window(Pace& w, bool split) {
+  w.own = w.refs = 0;
+  w.batches = 0;
+  w.split = split;
+  w.last = 0;
+  w.sim_ticks = g_sim_ticks.load(std::memory_order_relaxed);
+  w.sim_refs = g_sim_refs.load(std::memory_order_relaxed);
+}
+
+// The calling thread's sort buffers: [2 * kChunkRefs], part 0 then part 1.
+sim::Access* sort_buffers() {
+  if (!t_sort) {
+    std::lock_guard<std::mutex> lock(g_sort_pool_mutex);
+    if (g_sort_pool) {
+      t_sort = g_sort_pool;
+      g_sort_pool = g_sort_pool->next;
+    } else {
+      t_sort = new SortBuffers;
+    }
+  }
+  return t_sort->refs;
+}
+
+// Whether a model predicts that splitting pays: per reference, p the
+// program's own time, s the simulation thread's, q a sort of this batch by
+// part (timed here, the second of two: split, the buffers are in use at
+// every batch). Split by M (4), the program's thread would take p + q +
+// s/M and the simulation thread s(M-1)/M at the same time; the longer of
+// the two must be at most 80% of the longer of p and s now. Optimistic
+// (split, both sides simulate slower than that: their host caches hold the
+// program's data or a part's sets, and two virtual CPUs may share a core),
+// hence the trial.
+bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t n) {
+  const uint64_t sim_ticks = g_sim_ticks.load(std::memory_order_relaxed) - w.sim_ticks;
+  const uint64_t sim_refs = g_sim_refs.load(std::memory_order_relaxed) - w.sim_refs;
+  if (sim_refs == 0) return false;
+  const double p = double(w.own) / double(w.refs);
+  const double parts = double(h->planned_split_mask() + 1);
+  const double s = double(sim_ticks) / double(sim_refs);
+  auto pays = [&](double q) { return std::max(p + q + s / parts, s * (parts - 1) / parts) <= 0.8 * std::max(p, s); };
+  // The sort is timed only where the rest would pay, and once in
+  // kSortProbes such windows: its buffers take 128 KiB of the host's cache
+  // from the program and the simulation (timed at every window, it made
+  // tree_walk of bench/compensation 7% slower).
+  if (!pays(0)) return false;
+  if (w.sort_age == 0) {
+    size_t n0 = 0, n1 = 0;
+    sim::Access* buffers = sort_buffers();
+    const size_t m = n < kChunkRefs ? n : kChunkRefs;
+    h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
+    const uint64_t t0 = ticks();
+    h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
+    w.sort_ticks = double(ticks() - t0) / double(m);
+  }
+  w.sort_age = (w.sort_age + 1) % kSortProbes;
+  return pays(w.sort_ticks);
+}
+
+// At the end of a window (Phase): a trial where the model predicts a gain
+// and no earlier trial asks to wait; kept when its time per reference, all
+// told, is at least 5% below the mean of the windows before and after it,
+// else the next trial waits, twice as long each time (256 windows first).
+// A trial that does not pay costs more than its windows: the simulator's
+// state moves between the two CPUs' caches at each change (tree_walk of
+// bench/compensation, whose simulation misses the host's caches, runs its
+// trials' windows and the next ones at half speed). (docs/PERFORMANCE.md,
+// "Automatic split": the ijk matrix multiply splits at its second window
+// and stays split; ikj does not try; is_sort tries in its phases of many
+// misses.)
+void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t now) {
+  Pace& w = t_pace;
+  const double per_ref = double(now - w.start) / double(w.refs);
+  ++w.windows;
+  auto go = [&](Phase next, bool split) {
+    if (!(split ? h->split() : h->unsplit())) return;  // another thread did
+    w.phase = next;
+    w.windows = 0;
+  };
+  switch (w.phase) {
+    case Phase::kJoined:
+      if (w.wait > 0) {
+        --w.wait;
+      } else if (split_predicted(h, w, refs, n)) {
+        w.before = per_ref;
+        w.trial = 0;
+        go(Phase::kTrial, true);
+      }
+      break;
+    case Phase::kTrial:
+      w.trial += per_ref / 2;
+      if (w.windows == 2) go(Phase::kControl, false);
+      break;
+    case Phase::kControl:
+      if (w.trial <= 0.95 * (w.before + per_ref) / 2) {
+        w.backoff = kFirstBackoff;
+        go(Phase::kSplit, true);
+      } else {
+        w.wait = w.backoff;
+        w.backoff = std::min(2 * w.backoff, kMaxBackoff);
+        w.phase = Phase::kJoined;
+        w.windows = 0;
+      }
+      break;
+    case Phase::kSplit:
+      // Joined again to look after kRecheck windows, or as soon as the
+      // time per reference moves 30% away from the trial's: the program
+      // has changed its ways (is_sort's phase of many misses ends, and
+      // split, its next phase runs at half speed).
+      if (w.windows >= kRecheck || per_ref < 0.7 * w.trial || per_ref > w.trial / 0.7) go(Phase::kJoined, false);
+      break;
+  }
+  restart_window(w, h->split_mask() != 0);
+}
+
+// Takes a chunk slot, waiting until the worker has simulated what the slot
+// held before.
+Chunk* take_slot(Worker& w) {
+  const uint64_t slot = w.reserved.fetch_add(1);
+  wait_for(w.mu, w.done, w.done_sleepers, [&] { return slot - w.completed.load() < kChunks; });
+  return &w.chunks[slot % kChunks];
+}
+
+void publish(Worker& w, Chunk* c, sim::Hierarchy* h, uint32_t core, uint32_t part, size_t n) {
+  c->h = h;
+  c->core = core;
+  c->part = part;
+  c->n = n;
+  c->ready.store(true);
+  wake(w.mu, w.work, w.work_sleepers);
+}
+
+// A whole batch to the worker, a chunk at a time.
+void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
+  Worker& w = *g_worker;
+  while (n > 0) {
+    const size_t take = n < kChunkRefs ? n : kChunkRefs;
+    Chunk* c = take_slot(w);
+    std::memcpy(c->refs, refs, take * sizeof(sim::Access));
+    publish(w, c, h, core, part, take);
+    if (part == kAllParts) t_whole_pending = true;
+    refs += take;
+    n -= take;
+  }
+}
+
+// A batch of a split simulator that the instrumentation did not sort:
+// sorted into two buffers of this thread's, part 1 copied into a chunk for
+// the worker and part 0 simulated here meanwhile. (Sorting straight into
+// the chunk, whose memory the worker's CPU had read last, made every 16-byte
+// store wait for its line: the ikj multiply took 140 ms instead of 63.) The
+// sort's time, like the simulation's, is timed by the caller as the
+// monitor's.
+void hand_over_sorted(sim::Hierarchy* h, uint32_t core, const sim::Access* refs, size_t n) {
+  sim::Access* const part0 = sort_buffers();
+  sim::Access* const part1 = part0 + kChunkRefs;
+  Worker& w = *g_worker;
+  while (n > 0) {
+    const size_t take = n < kChunkRefs ? n : kChunkRefs;
+    size_t n0 = 0, n1 = 0;
+    h->sort_parts(refs, take, part0, &n0, part1, &n1);
+    Chunk* c = take_slot(w);
+    std::memcpy(c->refs, part1, n1 * sizeof(sim::Access));
+    publish(w, c, h, core, 1, n1);
+    if (t_whole_pending) cache_drain();  // once, after a split: the whole batches before this one first
+    if (n0 > 0) h->simulate_part(0, core, part0, n0);
+    refs += take;
+    n -= take;
+  }
+}
 }  // namespace
 
 void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
@@ -186,36 +436,53 @@ void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Ac
     t_submitter.counted = true;
     g_submitters.fetch_add(1, std::memory_order_relaxed);
   }
-  const bool split = h->parts() > 1;
+  const bool split = h->split_mask() != 0;
   // Part 0 of a split simulator is always simulated by the program's
   // threads: the simulation thread has only part 1, so neither part's
   // order depends on where the other's batches go. (Handing part 0 over
   // too whenever the simulation thread ran out of work made both matrix
   // multiplies slower: docs/PERFORMANCE.md, "Split simulation".)
-  if (split && part == 0) return h->simulate_part(0, core, refs, n);
-  if ((!g_forced && !spare_cpu()) || (split && part == kAllParts)) {
+  if (split && part == 0) {
+    if (t_whole_pending) cache_drain();
+    return h->simulate_part(0, core, refs, n);
+  }
+  if (!g_forced && !spare_cpu()) {
     // In place, after what this thread handed over before (its
     // references stay in order).
     cache_drain();
     return simulate_here(h, core, part, refs, n);
   }
-  Worker& w = *g_worker;
-  while (n > 0) {
-    const size_t take = n < kChunkRefs ? n : kChunkRefs;
-    const uint64_t slot = w.reserved.fetch_add(1);
-    // The slot is ours once the worker has simulated what it held before.
-    wait_for(w.mu, w.done, w.done_sleepers, [&] { return slot - w.completed.load() < kChunks; });
-    Chunk* c = &w.chunks[slot % kChunks];
-    std::memcpy(c->refs, refs, take * sizeof(sim::Access));
-    c->h = h;
-    c->core = core;
-    c->part = split ? 1 : 0;
-    c->n = take;
-    c->ready.store(true);
-    wake(w.mu, w.work, w.work_sleepers);
-    refs += take;
-    n -= take;
+  if (!h->deferred()) {
+    // Split from the start (the instrumentation sorts; a whole batch, from
+    // another caller of Monitor_Cache_Simulate, is sorted here), or never.
+    if (split && part == kAllParts) return hand_over_sorted(h, core, refs, n);
+    return hand_over(h, core, split ? 1 : kAllParts, refs, n);
   }
+  // Deferred: whole batches, split or not as the windows decide.
+  if (g_split_after == 0) {
+    if (split) return hand_over_sorted(h, core, refs, n);
+    hand_over(h, core, kAllParts, refs, n);
+    h->split();
+    return;
+  }
+  Pace& w = t_pace;
+  if (w.split != split) {  // another thread changed it
+    restart_window(w, split);
+    w.phase = split ? Phase::kSplit : Phase::kJoined;
+    w.windows = 0;
+  }
+  const uint64_t start = ticks();
+  if (w.last != 0) {
+    if (w.batches == 0) w.start = w.last;
+    w.own += start - w.last;
+    w.refs += n;
+    ++w.batches;
+  }
+  if (split) hand_over_sorted(h, core, refs, n);
+  else hand_over(h, core, kAllParts, refs, n);
+  const uint64_t end = ticks();
+  if (w.batches >= g_split_after) decide_split(h, refs, n, end);
+  w.last = ticks();
 }
 
 void cache_drain() {
@@ -223,6 +490,7 @@ void cache_drain() {
   Worker& w = *g_worker;
   const uint64_t target = w.reserved.load();
   wait_for(w.mu, w.done, w.done_sleepers, [&] { return w.completed.load() >= target; });
+  t_whole_pending = false;
 }
 
 }  // namespace mri::monitor

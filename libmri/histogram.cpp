@@ -152,12 +152,19 @@ int cache_configuration_for_load(std::string& text) {
   const char* async = std::getenv("MRI_CACHESIM_ASYNC");
   if (async && *async && std::strcmp(async, "0") != 0 && std::strcmp(async, "1") != 0)
     return fail("MRI_CACHESIM_ASYNC=\"%s\": 0 (simulate in the program's threads) or 1 (on a thread of its own)", async);
-  if (const char* split = std::getenv("MRI_CACHESIM_SPLIT"); split && *split) {
+  if (const char* split = std::getenv("MRI_CACHESIM_SPLIT"); split && *split && std::strcmp(split, "auto") != 0) {
     char* end = nullptr;
     const unsigned long m = std::strtoul(split, &end, 10);
     if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*split)) || m > 64 || (m > 1 && (m & (m - 1)) != 0))
-      return fail("MRI_CACHESIM_SPLIT=\"%s\": 0 or 1 (do not split the simulation), or a power of two up to 64 "
-                  "(the program's threads simulate 1/N of the lines)", split);
+      return fail("MRI_CACHESIM_SPLIT=\"%s\": 0 or 1 (do not split the simulation), a power of two up to 64 "
+                  "(the program's threads simulate 1/N of the lines), or auto (1/4 while that pays, as measured)",
+                  split);
+  }
+  if (const char* after = std::getenv("MRI_CACHESIM_SPLIT_AFTER"); after && *after) {
+    char* end = nullptr;
+    const unsigned long k = std::strtoul(after, &end, 10);
+    if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*after)) || k > 1000000)
+      return fail("MRI_CACHESIM_SPLIT_AFTER=\"%s\": a number of hand-overs from 0 to 1000000", after);
   }
   return MRI_OK;
 }

@@ -176,11 +176,15 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(strstr(config, "simulated by a thread of its own") != NULL, want_thread);
     /* With the thread and MRI_CACHESIM_SPLIT=N, split: the program's
      * threads simulate 1/N of the lines (CTest runs the suite with 2 and
-     * 8 too). The counts above are exact either way. */
+     * 8 too); by default (auto) split by 4 while that pays (CTest runs it
+     * with MRI_CACHESIM_SPLIT_AFTER=0 too: split at the first hand-over).
+     * The counts above are exact either way. */
     const char *split = getenv("MRI_CACHESIM_SPLIT");
-    const int modulus = split && *split ? atoi(split) : 0;
-    char want_split[96];
-    snprintf(want_split, sizeof want_split, "split: the program's threads simulate 1/%d of the lines", modulus);
+    const int automatic = !split || !*split || strcmp(split, "auto") == 0;
+    const int modulus = automatic ? 4 : atoi(split);
+    char want_split[128];
+    snprintf(want_split, sizeof want_split, "%s the program's threads simulate 1/%d of the lines",
+             automatic ? "split by line while that pays: then" : "split:", modulus);
     assert_int_equal(strstr(config, want_split) != NULL, want_thread && modulus > 1);
     assert_int_equal(strstr(config, "split") != NULL, want_thread && modulus > 1);
     assert_int_equal(MRI_Finalize(), MRI_OK);
@@ -591,10 +595,10 @@ static void test_bad_configuration(void **state)
     } else {
         unsetenv("MRI_CACHESIM_ASYNC");
     }
-    /* How it is split: 0, 1 or a power of two up to 64. */
+    /* How it is split: 0, 1, a power of two up to 64, or auto. */
     given = getenv("MRI_CACHESIM_SPLIT");
     saved = given ? strdup(given) : NULL;
-    const char *bad_splits[] = {"3", "128", "-2", "4x", " 4"};
+    const char *bad_splits[] = {"3", "128", "-2", "4x", " 4", "Auto"};
     for (size_t i = 0; i < sizeof bad_splits / sizeof *bad_splits; ++i) {
         setenv("MRI_CACHESIM_SPLIT", bad_splits[i], 1);
         char want[64];
@@ -606,6 +610,22 @@ static void test_bad_configuration(void **state)
         free(saved);
     } else {
         unsetenv("MRI_CACHESIM_SPLIT");
+    }
+    /* When auto splits: a count of hand-overs. */
+    given = getenv("MRI_CACHESIM_SPLIT_AFTER");
+    saved = given ? strdup(given) : NULL;
+    const char *bad_afters[] = {"-1", "x", "2000000", "8 "};
+    for (size_t i = 0; i < sizeof bad_afters / sizeof *bad_afters; ++i) {
+        setenv("MRI_CACHESIM_SPLIT_AFTER", bad_afters[i], 1);
+        char want[80];
+        snprintf(want, sizeof want, "MRI_CACHESIM_SPLIT_AFTER=\"%s\": a number of hand-overs", bad_afters[i]);
+        expect_error(MRI_Application_Load(MRI_CACHEAPP, argv), want);
+    }
+    if (saved) {
+        setenv("MRI_CACHESIM_SPLIT_AFTER", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("MRI_CACHESIM_SPLIT_AFTER");
     }
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
