@@ -150,14 +150,16 @@ void set_recording(bool on) {
 //     windows of batches (cache_worker.cpp, decide_split); libmonitor sorts
 //     each batch by part as it hands it over. A program whose simulation
 //     takes longer than its own work gains (the ijk matrix multiply of
-//     docs/PERFORMANCE.md, "Automatic split": 10.2x -> 8.3x); one whose own
-//     work dominates stays joined, but for trials (is_sort of
-//     bench/compensation: +4%; split from the start it lost 20-60%).
+//     docs/PERFORMANCE.md, "Automatic split": 10.6x -> 8.2x); one whose own
+//     work dominates stays joined, but for trials, which cost it (is_sort
+//     and tree_walk of bench/compensation: 5-27% longer under the
+//     simulator; split from the start, is_sort lost 20-60%).
 //   - N, a power of two up to 64: split from the start, the program's
 //     threads simulating 1/N of the lines; the instrumentation sorts the
-//     references as it records them (backend version 3), which costs
-//     recording about 0.2 ns more per reference than a sort at the
-//     hand-over but is not compensated as exactly (docs/ACCURACY.md).
+//     references as it records them (backend version 3): about 0.2 ns more
+//     per reference recorded, against 0.6-0.7 ns for the sort at the
+//     hand-over, but the latter is timed and removed like the simulation
+//     where recording is only calibrated (docs/ACCURACY.md).
 //   - 0 or 1: never split.
 // libmri refuses other values. `how` receives the end of cache_info.
 constexpr uint32_t kAutoModulus = 4;

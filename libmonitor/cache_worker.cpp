@@ -367,7 +367,8 @@ void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t
       // time per reference moves 30% away from the trial's: the program
       // has changed its ways (is_sort's phase of many misses ends, and
       // split, its next phase runs at half speed).
-      if (w.windows >= kRecheck || per_ref < 0.7 * w.trial || per_ref > w.trial / 0.7) go(Phase::kJoined, false);
+      if (w.windows >= kRecheck || (w.trial > 0 && (per_ref < 0.7 * w.trial || per_ref > w.trial / 0.7)))
+        go(Phase::kJoined, false);
       break;
   }
   restart_window(w, h->split_mask() != 0);
@@ -466,10 +467,11 @@ void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Ac
     return;
   }
   Pace& w = t_pace;
-  if (w.split != split) {  // another thread changed it
+  if (w.split != split) {  // another thread changed it: no trial of this thread's to judge
     restart_window(w, split);
     w.phase = split ? Phase::kSplit : Phase::kJoined;
     w.windows = 0;
+    w.trial = 0;
   }
   const uint64_t start = ticks();
   if (w.last != 0) {
