@@ -334,15 +334,15 @@ static void parent_steps(MRI_Request_ID id, int steps, double *raw, double *comp
     }
 }
 
-/* Regions that read counters cost far more than time-only ones; their
- * overhead is calibrated for the requested events at the release that
- * starts counting them, and removed from the enclosing time. */
-static void test_counter_overhead_is_calibrated_and_compensated(void **state)
+/* One process's run of the check below: the share of the overhead the
+ * counting children added to their parent that the compensation left (0:
+ * all removed; the compensated time is clamped at 0, so over-removal shows
+ * as at most the parent's own share). NAN where PAPI was not built in. */
+static double counter_overhead_left(void)
 {
-    (void)state;
     char *argv[] = {MRI_TESTAPP, "children", "2000", "100", NULL};
     load(argv);
-    if (!papi_built()) skip();
+    if (!papi_built()) return NAN;
     MRI_Region_Spec parent = region("parent"), child = region("child");
     MRI_Region_Table just_parent = {&parent, 1}, just_child = {&child, 1};
     MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME, clock = ri_named("perf::TASK-CLOCK");
@@ -362,16 +362,43 @@ static void test_counter_overhead_is_calibrated_and_compensated(void **state)
     parent_steps(times, 4, &raw, &comp);
     assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
     const MRI_Overhead_Value *k = &c.kind[MRI_OVERHEAD_COUNTER];
+    const double left = (comp - t0) / (raw - t0);
     print_message("counter kind: delta_i %.1f ns, own %.1f ns (%s); timer kind delta_i %.1f ns\n",
                   k->delta_inclusive, k->delta_own, k->note, c.kind[MRI_OVERHEAD_TIMER].delta_inclusive);
-    print_message("parent alone %.0f ns; with 2000 counting children %.0f ns raw, %.0f ns compensated\n", t0, raw,
-                  comp);
+    print_message("parent alone %.0f ns; with 2000 counting children %.0f ns raw, %.0f ns compensated "
+                  "(%.1f%% of the added overhead left)\n",
+                  t0, raw, comp, 100.0 * left);
     assert_true(k->calibrated);
     assert_non_null(strstr(k->note, "perf::TASK-CLOCK"));
     assert_true(k->delta_inclusive > c.kind[MRI_OVERHEAD_TIMER].delta_inclusive);
     assert_true(raw - t0 > 0.2 * t0);
-    if (fabs(comp - t0) > 0.25 * (raw - t0))
-        fail_msg("compensated %.0f ns is not within 25%% of the overhead (%.0f ns) from %.0f ns", comp, raw - t0, t0);
+    MRI_Finalize();
+    return left;
+}
+
+/* How many processes the check below runs; the median is held to the bound.
+ * A counter read is a system call whose cost on a virtual machine drifts
+ * by half between the calibration and the measurement a few milliseconds
+ * later: on the Zen 5 KVM guest, 3 runs in 30 had each child cost ~1950 ns
+ * against a calibrated ~1450 ns and left 26-28% (the parent alone was
+ * 1.5x slower in those runs too); the others left 0-22%. */
+#define COUNTER_RUNS 5
+
+/* Regions that read counters cost far more than time-only ones; their
+ * overhead is calibrated for the requested events at the release that
+ * starts counting them, and removed from the enclosing time. Compensation
+ * switched off leaves 100%, applied twice about -100%. */
+static void test_counter_overhead_is_calibrated_and_compensated(void **state)
+{
+    (void)state;
+    double left[COUNTER_RUNS];
+    for (int run = 0; run < COUNTER_RUNS; ++run) {
+        left[run] = counter_overhead_left();
+        if (isnan(left[run])) skip();
+    }
+    const double m = median(left, COUNTER_RUNS);
+    if (fabs(m) > 0.25)
+        fail_msg("the median of %d runs left %.1f%% of the added overhead, not within 25%%", COUNTER_RUNS, 100.0 * m);
 }
 
 int main(void)
