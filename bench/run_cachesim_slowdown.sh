@@ -9,7 +9,7 @@
 #   bench/run_cachesim_slowdown.sh BUILD_DIR [RUNS]
 #
 # Variants: native (matmul, no tool); dormant (matmul_cachesim, no tool:
-# the instrumentation's callbacks only test their flag); simulated
+# the instrumentation only tests its flag); simulated
 # (matmul_cachesim under `mri hist`, L1 read misses of C in "multiply": every
 # reference simulated, C monitored); the same with the histogram over every
 # registered data structure (A, B and C monitored); cachegrind; callgrind.
@@ -20,11 +20,16 @@
 # (MRI_CACHESIM_SPLIT=0), split from the start (=4 and =8: the program
 # simulates 1/4 and 1/8 of the cache lines), and with each batch simulated
 # by the program's thread (MRI_CACHESIM_ASYNC=0), for comparison.
+# matmul_cachesim is instrumented by the inlining plugin where it is built
+# (backends/cachesim/plugin); then the dormant and the C-monitored runs are
+# repeated with matmul_cachesim_sancov, the same program through
+# SanitizerCoverage's callbacks.
 set -euo pipefail
 build=${1:?usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]}
 runs=${2:-5}
 native=$build/bench/matmul
 inst=$build/bench/matmul_cachesim
+sancov=$build/bench/matmul_cachesim_sancov  # built where the plugin is: the other instrumentation
 mri=$build/tools/mri/mri
 for f in "$native" "$inst" "$mri"; do [ -x "$f" ] || { echo "missing $f (build first; instrumentation needs clang)" >&2; exit 1; }; done
 
@@ -40,6 +45,7 @@ for order in ijk ikj; do
   row() { printf "%-5s  %-44s  %10.1f  %8.1fx\n" $order "$1" "$2" "$(echo "$2 / $base" | bc -l)"; }
   row "native (gcc -O2, no tool)" "$base"
   row "instrumented, dormant (no tool)" "$(measure $order "$inst" $order)"
+  [ -x "$sancov" ] && row "  the same through SanitizerCoverage's calls" "$(measure $order "$sancov" $order)"
   row "instrumented, simulated, C monitored" \
       "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
   row "  the same, never split (SPLIT=0)" \
@@ -50,6 +56,8 @@ for order in ijk ikj; do
       "$(measure $order env MRI_CACHESIM_SPLIT=8 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
   row "  the same simulated in place (ASYNC=0)" \
       "$(measure $order env MRI_CACHESIM_ASYNC=0 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
+  [ -x "$sancov" ] && row "  the same through SanitizerCoverage's calls" \
+      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$sancov" $order)"
   row "instrumented, simulated, all data structures" \
       "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst" $order)"
   row "valgrind --tool=cachegrind" "$(measure $order valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native" $order)"

@@ -197,7 +197,8 @@ typedef struct Monitor_Cache_Backend {
      * writes it before recording starts and never changes it after; the
      * callbacks keep a buffer per part and hand each over with
      * Monitor_Cache_Simulate_Part. The backend's initial value must be
-     * mask 0. */
+     * mask 0. Null: the instrumentation does not sort (its references all
+     * go to part 0), and libmonitor sorts them as it hands them over. */
     Monitor_Cache_Split *split;
 } Monitor_Cache_Backend;
 

@@ -155,14 +155,26 @@ void set_recording(bool on) {
 //     and tree_walk of bench/compensation: 5-27% longer under the
 //     simulator; split from the start, is_sort lost 20-60%).
 //   - N, a power of two up to 64: split from the start, the program's
-//     threads simulating 1/N of the lines; the instrumentation sorts the
-//     references as it records them (backend version 3): about 0.2 ns more
-//     per reference recorded, against 0.6-0.7 ns for the sort at the
-//     hand-over, but the latter is timed and removed like the simulation
-//     where recording is only calibrated (docs/ACCURACY.md).
+//     threads simulating 1/N of the lines; the instrumentation's callbacks
+//     sort the references as they record them (backend version 3): about
+//     0.2 ns more per reference recorded, against 0.6-0.7 ns for the sort
+//     at the hand-over, but the latter is timed and removed like the
+//     simulation where recording is only calibrated (docs/ACCURACY.md).
+//     The inline recording (the plugin) does not sort (1.5 ns a
+//     reference): libmonitor does, at the hand-over.
 //   - 0 or 1: never split.
 // libmri refuses other values. `how` receives the end of cache_info.
 constexpr uint32_t kAutoModulus = 4;
+
+// Whether the instrumentation offers to sort references by part as it
+// records them (backend version 3 with `split`). Where it does not (an
+// older backend, or one whose recording is inlined into the program), a
+// split simulator gets every reference in part 0 and libmonitor sorts each
+// batch as it hands it over (cache_worker.cpp).
+bool backend_sorts() {
+  const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
+  return b && b->version >= 3 && b->split;
+}
 
 struct Split {
   uint32_t modulus = 0;   // 0: not split
@@ -181,13 +193,8 @@ Split split_of(const sim::HierarchyConfig& config, bool async, std::string* how)
     modulus = end != env && *end == '\0' && m <= 64 ? uint32_t(m) : 0;
   }
   if (modulus <= 1) return {};
-  const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   std::string why;
-  if (automatic)
-    why = sim::split_reason(config, modulus);
-  else if (b->version < 3 || !b->split)
-    why = "the instrumentation does not sort references by part (backend version " + std::to_string(b->version) + ")";
-  else if (config.levels[0].line_bytes < 16)
+  if (!automatic && backend_sorts() && config.levels[0].line_bytes < 16)
     // The instrumentation takes an access aligned to its size (up to 16
     // bytes) to lie within one line.
     why = "lines of " + std::to_string(config.levels[0].line_bytes) + " bytes are shorter than an access can be (16)";
@@ -198,8 +205,9 @@ Split split_of(const sim::HierarchyConfig& config, bool async, std::string* how)
     return {};
   }
   const std::string share = "the program's threads simulate 1/" + std::to_string(modulus) + " of the lines";
-  *how = automatic ? "; simulated by a thread of its own, split by line while that pays: then " + share
-                   : "; simulated by a thread of its own, split: " + share;
+  *how = automatic       ? "; simulated by a thread of its own, split by line while that pays: then " + share
+         : backend_sorts() ? "; simulated by a thread of its own, split: " + share
+                           : "; simulated by a thread of its own, split: " + share + ", sorted as they are handed over";
   return {modulus, automatic};
 }
 
@@ -232,7 +240,7 @@ sim::Hierarchy* simulator() {
     g_sim_error = new std::string(error);
     return nullptr;
   }
-  if (h->parts() > 1 && !split.deferred) {
+  if (h->parts() > 1 && !split.deferred && backend_sorts()) {
     // Before recording starts (set_recording), and never again.
     Monitor_Cache_Split* to = g_backend.load(std::memory_order_acquire)->split;
     to->shift = h->split_shift();

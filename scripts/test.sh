@@ -3,7 +3,9 @@
 # (CTest: C API, fault, unit tests and the shared-memory leak check), then
 # the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
 # under ThreadSanitizer, and built without the optional PAPI, hwloc and OTF2 (the
-# publication interface must then say they are absent).
+# publication interface must then say they are absent) and without the
+# instrumentation plugin (programs instrumented through SanitizerCoverage's
+# callbacks, as where LLVM's development files are missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -20,6 +22,6 @@ echo "== build and test under TSan"
 BUILD_DIR=build-tsan scripts/build.sh -DMRI_SANITIZE=thread -DMRI_BUILD_BENCH=OFF
 (cd build-tsan && ctest --output-on-failure)
 
-echo "== build and test without PAPI and hwloc"
-BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_USE_OTF2=OFF -DMRI_USE_LIBUNWIND=OFF -DMRI_BUILD_BENCH=OFF
+echo "== build and test without PAPI, hwloc and the instrumentation plugin"
+BUILD_DIR=build-minimal scripts/build.sh -DMRI_USE_PAPI=OFF -DMRI_USE_HWLOC=OFF -DMRI_USE_OTF2=OFF -DMRI_USE_LIBUNWIND=OFF -DMRI_CACHESIM_PLUGIN=OFF -DMRI_BUILD_BENCH=OFF
 (cd build-minimal && ctest --output-on-failure)

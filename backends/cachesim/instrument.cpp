@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "mri_cachesim_abi.h"
 #include "mri_monitor.h"
 
 namespace {
@@ -36,36 +37,48 @@ constexpr uint32_t kBatch = 4096;
 // initial-exec: the library is linked into the executable, so the linker
 // turns it into local-exec (no __tls_get_addr).
 // Line-aligned, records at 16-byte offsets: no record straddles two lines.
-// One buffer per part of the simulator (g_split): each part's references
+// One buffer per part of the simulator (the split): each part's references
 // in program order, which is all a part needs (simulator/cachesim.h).
 struct alignas(64) Buffer {
-  // Where part p's next reference goes, and the end of its buffer (null
-  // until the thread's first reference): a pointer compare and an
-  // increment on the fast path, no index arithmetic.
-  Monitor_Cache_Access* next[2];
-  Monitor_Cache_Access* end[2];
-  alignas(64) Monitor_Cache_Access ref[2][kBatch];
+  Monitor_Cache_Access ref[2][kBatch];
 };
-__attribute__((tls_model("initial-exec"))) thread_local Buffer t_buffer;
+__attribute__((tls_model("initial-exec"))) thread_local Buffer t_refs;
 
+}  // namespace
+
+// What the instrumented code reads, under reserved names: the callbacks
+// below, and the recording that the compiler plugin (plugin/) inlines
+// into the program, which declares the same three objects
+// (mri_cachesim_abi.h).
+extern "C" {
+// Where part p's next reference goes, and the end of its buffer (null
+// until the thread's first reference): a pointer compare and an increment
+// on the fast path, no index arithmetic.
+__attribute__((tls_model("initial-exec"))) __thread Mri_Cachesim_Cursor __mri_cachesim_cursor;
 // Set by libmonitor while a cache request is in place (relaxed: a missed
 // or extra reference at the switch is harmless; the switches happen while
 // the program is stopped anyway).
-unsigned char g_recording = 0;
+unsigned char __mri_cachesim_recording = 0;
 // Set by libmonitor before recording starts, never changed after: the
 // reference to line L = address >> shift is part (L & mask) != 0's. Mask 0
 // (not split): everything is part 0's.
-Monitor_Cache_Split g_split = {6, 0, 0};
+Monitor_Cache_Split __mri_cachesim_split = {6, 0, 0};
+// The calibration loop's own switch (calibrate_inline.c).
+unsigned char __mri_cachesim_calibrating = 0;
+}
+
+namespace {
 
 pthread_key_t g_exit_key;
 pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 
 void flush_part(uint32_t part) {
-  Buffer& b = t_buffer;
-  if (b.end[part] == nullptr || b.next[part] == b.ref[part]) return;
-  const unsigned long n = static_cast<unsigned long>(b.next[part] - b.ref[part]);
-  b.next[part] = b.ref[part];  // first: the simulator call cannot come back here, but a signal handler could
-  Monitor_Cache_Simulate_Part(part, b.ref[part], n);
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  Monitor_Cache_Access* const first = t_refs.ref[part];
+  if (c.end[part] == nullptr || c.next[part] == first) return;
+  const unsigned long n = static_cast<unsigned long>(c.next[part] - first);
+  c.next[part] = first;  // first: the simulator call cannot come back here, but a signal handler could
+  Monitor_Cache_Simulate_Part(part, first, n);
 }
 
 // Part 1 first: where a thread of its own simulates it, part 0 is then
@@ -83,34 +96,33 @@ void create_exit_key() { pthread_key_create(&g_exit_key, at_thread_exit); }
 // Part `part`'s buffer is full, or this is the thread's first reference.
 // Returns where to write.
 __attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
-  Buffer& b = t_buffer;
-  if (b.end[part] == nullptr) {
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  if (c.end[part] == nullptr) {
     pthread_once(&g_exit_once, create_exit_key);
-    pthread_setspecific(g_exit_key, &b);  // non-null: the destructor runs at the thread's exit
+    pthread_setspecific(g_exit_key, &c);  // non-null: the destructor runs at the thread's exit
     for (uint32_t p = 0; p < 2; ++p) {
-      b.next[p] = b.ref[p];
-      b.end[p] = b.ref[p] + kBatch;
+      c.next[p] = t_refs.ref[p];
+      c.end[p] = t_refs.ref[p] + kBatch;
     }
-    return b.next[part];
+    return c.next[part];
   }
   flush_part(part);
-  return b.next[part];
+  return c.next[part];
 }
 
 // The reference that finds its buffer full (or is the thread's first).
 __attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
-  Buffer& b = t_buffer;
   Monitor_Cache_Access* at = make_room(part);
   *at = Monitor_Cache_Access{address, size, type};
-  b.next[part] = at + 1;
+  __mri_cachesim_cursor.next[part] = at + 1;
 }
 
 void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
-  Buffer& b = t_buffer;
-  Monitor_Cache_Access* at = b.next[part];
-  if (at == b.end[part]) return record_after_room(part, address, size, type);
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  Monitor_Cache_Access* at = c.next[part];
+  if (at == c.end[part]) return record_after_room(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
-  b.next[part] = at + 1;
+  c.next[part] = at + 1;
 }
 
 // A reference that straddles two lines of different parts: into both
@@ -140,18 +152,31 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned c
   // are 16 bytes or more where the simulator is split, libmonitor/cache.cpp,
   // so never three) of different parts goes into both buffers, and each
   // part simulates its own line of it. Nothing else needs a second look.
-  const uint64_t bits = g_split.address_bits;
+  const uint64_t bits = __mri_cachesim_split.address_bits;
   const uint32_t part = (a & bits) != 0;
   if (Size > 1 && __builtin_expect((((a + Size - 1) & bits) != 0) != part, 0))
     return record_straddling(a, Size, Type);
-  Buffer& b = t_buffer;
-  Monitor_Cache_Access* at = b.next[part];
-  if (__builtin_expect(at == b.end[part], 0)) return record_after_room(part, a, Size, Type);
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  Monitor_Cache_Access* at = c.next[part];
+  if (__builtin_expect(at == c.end[part], 0)) return record_after_room(part, a, Size, Type);
   // One 16-byte store instead of two 8-byte ones: stores are what recording
   // costs a reference-dense loop (docs/ACCURACY.md, time under the simulator).
   const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(a));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(at), r);
-  b.next[part] = at + 1;
+  c.next[part] = at + 1;
+}
+
+// A reference of any size, for the out-of-line path of the inlined
+// recording (__mri_cachesim_record): vector references may touch more than
+// two lines. Part 1 holds every line not 0 modulo the split's modulus, so
+// a reference over two lines or more always touches it, and touches part 0
+// too when one of its lines is a multiple of the modulus.
+MRI_UNCHECKED void record_any(uintptr_t a, uint32_t size, uint32_t type) {
+  const uint64_t mask = __mri_cachesim_split.mask;
+  const uint64_t first = a >> __mri_cachesim_split.shift, last = (a + (size ? size : 1) - 1) >> __mri_cachesim_split.shift;
+  if (mask == 0 || first == last) return record_in((first & mask) != 0, a, size, type);
+  if ((last & ~mask) >= first) return record_straddling(a, size, type);
+  record_in(1, a, size, type);
 }
 
 void flush_for_monitor() { flush_this_thread(); }
@@ -166,46 +191,83 @@ MRI_UNCHECKED __attribute__((noinline)) void calibration_store8(void* p) { recor
 void (*volatile g_calibration_load)(void*) = calibration_load8;
 void (*volatile g_calibration_store)(void*) = calibration_store8;
 
+// The inline recording's calibration (calibrate_inline.c, compiled with the
+// plugin where it is built): the same array, the same two references per
+// element, recorded as the plugin records a program's. MRI_CACHESIM_PLUGIN
+// is defined where the plugin is built (CMakeLists.txt).
+void calibrate_inline(unsigned long n, int recording) {
+#ifdef MRI_CACHESIM_PLUGIN
+  static volatile double v[1024] alignas(64);
+  __atomic_store_n(&__mri_cachesim_calibrating, recording ? 1 : 0, __ATOMIC_RELAXED);
+  __mri_calibrate_loop(v, n);
+  __atomic_store_n(&__mri_cachesim_calibrating, 0, __ATOMIC_RELAXED);
+#else
+  (void)n;
+  (void)recording;
+#endif
+}
+
+// Whether the program's code records inline: the plugin marks every module
+// it instruments (mri_cachesim_abi.h). A program that mixes both
+// instrumentations is calibrated as inline.
+bool records_inline() {
+#ifdef MRI_CACHESIM_PLUGIN
+  return &__mri_cachesim_inline != nullptr;
+#else
+  return false;
+#endif
+}
+
 unsigned long calibrate_for_monitor(unsigned long n, int recording) {
-  Buffer& b = t_buffer;
-  if (b.end[0] == nullptr) make_room(0);  // the thread's first use: sets the buffers up, flushes nothing
-  Monitor_Cache_Access* const keep[2] = {b.next[0], b.next[1]};
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  if (c.end[0] == nullptr) make_room(0);  // the thread's first use: sets the buffers up, flushes nothing
+  Monitor_Cache_Access* const keep[2] = {c.next[0], c.next[1]};
   // Never reaches make_room(): no flush, whichever part the references are.
-  const unsigned long room = static_cast<unsigned long>(std::min(b.end[0] - keep[0], b.end[1] - keep[1]));
+  const unsigned long room = static_cast<unsigned long>(std::min(c.end[0] - keep[0], c.end[1] - keep[1]));
   if (n > room) n = room;
   n &= ~1ul;
-  __atomic_store_n(&g_calibration_recording, recording ? 1 : 0, __ATOMIC_RELAXED);
-  // The instrumented code of `v[i] += 1` over an array: a load and a
-  // store, each with its callback. This loop, like one of bare callbacks,
-  // still hides most of the recording behind the calls, which a program's
-  // dense references do not (docs/ACCURACY.md, "Time under the cache
-  // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs). The array is
-  // swept, 128 lines, so that where the simulator is split the references
-  // change part as a program's do, which costs: 0.44 ns calibrated on the
-  // Zen 5 host against 0.24 unsplit (an 8-element array, one line, gave
-  // 0.24 for both). Calibrated once, by one thread.
-  static volatile double v[1024] alignas(64);
-  void (*const load)(void*) = g_calibration_load;
-  void (*const store)(void*) = g_calibration_store;
-  for (unsigned long i = 0; i < n / 2; ++i) {
-    volatile double* p = &v[i & 1023];
-    load(const_cast<double*>(p));
-    const double x = *p;
-    store(const_cast<double*>(p));
-    *p = x + 1;
+  if (records_inline()) {
+    calibrate_inline(n, recording);
+  } else {
+    __atomic_store_n(&g_calibration_recording, recording ? 1 : 0, __ATOMIC_RELAXED);
+    // The instrumented code of `v[i] += 1` over an array: a load and a
+    // store, each with its callback. This loop, like one of bare callbacks,
+    // still hides most of the recording behind the calls, which a program's
+    // dense references do not (docs/ACCURACY.md, "Time under the cache
+    // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs). The array is
+    // swept, 128 lines, so that where the simulator is split the references
+    // change part as a program's do, which costs: 0.44 ns calibrated on the
+    // Zen 5 host against 0.24 unsplit (an 8-element array, one line, gave
+    // 0.24 for both). Calibrated once, by one thread.
+    static volatile double v[1024] alignas(64);
+    void (*const load)(void*) = g_calibration_load;
+    void (*const store)(void*) = g_calibration_store;
+    for (unsigned long i = 0; i < n / 2; ++i) {
+      volatile double* p = &v[i & 1023];
+      load(const_cast<double*>(p));
+      const double x = *p;
+      store(const_cast<double*>(p));
+      *p = x + 1;
+    }
   }
-  b.next[0] = keep[0];  // discarded
-  b.next[1] = keep[1];
+  c.next[0] = keep[0];  // discarded
+  c.next[1] = keep[1];
   return n;
 }
 
-const Monitor_Cache_Backend kBackend = {MONITOR_CACHE_BACKEND_VERSION, &g_recording, flush_for_monitor,
-                                        calibrate_for_monitor, &g_split};
-
 // Registers with libmonitor before main(); libmonitor's own constructor
 // (which attaches to the tool) has run by then, since the executable's
-// constructors run after those of the shared libraries it needs.
-__attribute__((constructor)) void register_backend() { Monitor_Register_Cache_Backend(&kBackend); }
+// constructors run after those of the shared libraries it needs. A
+// program that records inline does not offer to sort by part (`split`
+// null): the plugin's records sorted by part cost 1.5 ns a reference
+// against 0.2 unsorted, and libmonitor sorts at the hand-over for 0.6-0.7
+// (the callbacks sort for 0.2 more).
+__attribute__((constructor)) void register_backend() {
+  static Monitor_Cache_Backend backend = {MONITOR_CACHE_BACKEND_VERSION, &__mri_cachesim_recording,
+                                          flush_for_monitor, calibrate_for_monitor, &__mri_cachesim_split};
+  if (records_inline()) backend.split = nullptr;
+  Monitor_Register_Cache_Backend(&backend);
+}
 
 }  // namespace
 
@@ -213,12 +275,17 @@ __attribute__((constructor)) void register_backend() { Monitor_Register_Cache_Ba
 // argument is the address loaded from or stored to.
 extern "C" {
 #define MRI_CACHESIM_CALLBACKS(bytes)                                                        \
-  MRI_UNCHECKED void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(&g_recording, p); }  \
-  MRI_UNCHECKED void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(&g_recording, p); }
+  MRI_UNCHECKED void __sanitizer_cov_load##bytes(void* p) { record<bytes, 0>(&__mri_cachesim_recording, p); }  \
+  MRI_UNCHECKED void __sanitizer_cov_store##bytes(void* p) { record<bytes, 1>(&__mri_cachesim_recording, p); }
 MRI_CACHESIM_CALLBACKS(1)
 MRI_CACHESIM_CALLBACKS(2)
 MRI_CACHESIM_CALLBACKS(4)
 MRI_CACHESIM_CALLBACKS(8)
 MRI_CACHESIM_CALLBACKS(16)
 #undef MRI_CACHESIM_CALLBACKS
+
+MRI_UNCHECKED void __mri_cachesim_record(void* address, unsigned long long meta) {
+  if (!__atomic_load_n(&__mri_cachesim_recording, __ATOMIC_RELAXED)) return;
+  record_any(reinterpret_cast<uintptr_t>(address), uint32_t(meta), uint32_t(meta >> 32));
+}
 }

@@ -34,6 +34,14 @@
  * per line touched. Where the simulator is split, a read whose two lines
  * are of different parts goes to both, and each part counts its line.
  *
+ *   mri_cacheapp vector
+ *
+ * Registers A and, in region "vector" inside "main", reads it with 32-byte
+ * AVX loads (2048, two per line; the CPU must have AVX): 1024 L1 read
+ * misses and 1024 hits where 32-byte references are recorded (the
+ * plugin), none where they are not (SanitizerCoverage's callbacks stop at
+ * 16 bytes).
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -49,6 +57,7 @@
  * A, so only each thread's first sweep misses there. The fill misses each
  * line of B once in L1 (512 write misses, 3584 write hits).
  */
+#include <immintrin.h>
 #include <mri_monitor.h>
 #include <pthread.h>
 #include <signal.h>
@@ -67,6 +76,7 @@ MONITOR_REGION(r_sweep, MRI_REGION_LOOP, "sweep");
 MONITOR_REGION(r_fill, MRI_REGION_ROUTINE, "fill");
 MONITOR_REGION(r_fresh, MRI_REGION_BLOCK, "fresh");
 MONITOR_REGION(r_straddle, MRI_REGION_LOOP, "straddle");
+MONITOR_REGION(r_vector, MRI_REGION_LOOP, "vector");
 
 static double A[A_DOUBLES] __attribute__((aligned(64)));
 static int C[16] __attribute__((aligned(64)));
@@ -197,6 +207,24 @@ static int straddle(void)
     return 0;
 }
 
+/* The vector mode (see the top): 32-byte loads of A. */
+__attribute__((target("avx"))) static int vector(void)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    MONITOR_ENTER(r_vector);
+    __m256d sum = _mm256_setzero_pd();
+    for (int i = 0; i < A_DOUBLES; i += 4)
+        sum = _mm256_add_pd(sum, _mm256_load_pd(&A[i]));
+    MONITOR_EXIT(r_vector);
+    MONITOR_EXIT(r_main);
+    double lanes[4];
+    _mm256_storeu_pd(lanes, sum);
+    sink += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -228,6 +256,13 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
+    if (argc == 2 && strcmp(argv[1], "vector") == 0) {
+        if (!__builtin_cpu_supports("avx")) {
+            fprintf(stderr, "%s: vector: this CPU has no AVX\n", argv[0]);
+            return 2;
+        }
+        return vector();
+    }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
         fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle\n", argv[0]);
         return 2;
