@@ -205,9 +205,9 @@ Split split_of(const sim::HierarchyConfig& config, bool async, std::string* how)
     return {};
   }
   const std::string share = "the program's threads simulate 1/" + std::to_string(modulus) + " of the lines";
-  *how = automatic       ? "; simulated by a thread of its own, split by line while that pays: then " + share
-         : backend_sorts() ? "; simulated by a thread of its own, split: " + share
-                           : "; simulated by a thread of its own, split: " + share + ", sorted as they are handed over";
+  const std::string sorted = backend_sorts() ? "" : " (the references sorted by part as they are handed over)";
+  *how = automatic ? "; simulated by a thread of its own, split by line while that pays: then " + share
+                   : "; simulated by a thread of its own, split: " + share + sorted;
   return {modulus, automatic};
 }
 

@@ -173,7 +173,8 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned c
 // too when one of its lines is a multiple of the modulus.
 MRI_UNCHECKED void record_any(uintptr_t a, uint32_t size, uint32_t type) {
   const uint64_t mask = __mri_cachesim_split.mask;
-  const uint64_t first = a >> __mri_cachesim_split.shift, last = (a + (size ? size : 1) - 1) >> __mri_cachesim_split.shift;
+  const uint32_t shift = __mri_cachesim_split.shift;
+  const uint64_t first = a >> shift, last = (a + (size ? size : 1) - 1) >> shift;
   if (mask == 0 || first == last) return record_in((first & mask) != 0, a, size, type);
   if ((last & ~mask) >= first) return record_straddling(a, size, type);
   record_in(1, a, size, type);

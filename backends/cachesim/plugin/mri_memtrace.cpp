@@ -15,8 +15,8 @@
 // has no room for the run. A call clobbers every vector register, so a
 // call per reference also cost the vectorised loops their registers:
 // dormant, the ikj matrix multiply of bench/matmul.c ran 5.6 times its
-// native time with SanitizerCoverage's callbacks and PLACEHOLDER_IKJ_DORMANT
-// times with this (docs/PERFORMANCE.md, "Inline recording").
+// native time with SanitizerCoverage's callbacks and 1.2-1.6 times with
+// this (docs/PERFORMANCE.md, "Inline recording").
 //
 // Every LoadInst and StoreInst of address space 0 with a fixed size is
 // recorded, atomic and volatile ones included (as SanitizerCoverage does;
@@ -131,11 +131,12 @@ constexpr size_t kMaxRun = 256;
 // After the last record, cursor.next[0] = at + 16 n, unless the cursor
 // moved meanwhile (a signal handler in instrumented code recorded or
 // flushed; its references are kept, the run's dropped: never simulated
-// twice; not looked at for a run of one). The call is for a run without room (it makes room), and for a
-// backend that asked for references sorted by part (address_bits != 0);
-// the runtime does not ask where the program records inline
-// (instrument.cpp): sorting inline cost 1.5 ns a reference against 0.2,
-// and libmonitor sorts at the hand-over for 0.6-0.7.
+// twice; not looked at for a run of one). The call is for a run without
+// room (it makes room), and for a backend that asked for references
+// sorted by part (address_bits != 0); the runtime does not ask where the
+// program records inline (instrument.cpp): sorting inline cost 1.5 ns a
+// reference against 0.2, and libmonitor sorts at the hand-over for
+// 0.6-0.7.
 void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, unsigned nosanitize_kind,
                 MDNode* nosanitize) {
   Instruction* first = run.front().at;
