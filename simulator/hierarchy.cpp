@@ -841,6 +841,21 @@ class AllParts {
   const std::vector<std::unique_ptr<Hierarchy::Impl>>& parts_;
 };
 
+// Calls f(engine, monitor) for every part's copy of monitor `id`, with all
+// parts locked; whether there is one.
+template <class F>
+bool each_copy(const std::vector<std::unique_ptr<Hierarchy::Impl>>& parts, int id, F f) {
+  AllParts lock(parts);
+  bool found = false;
+  for (const auto& p : parts) {
+    auto it = p->monitors.find(id);
+    if (it == p->monitors.end()) continue;
+    found = true;
+    f(*p, it->second);
+  }
+  return found;
+}
+
 }  // namespace
 
 namespace {
@@ -1109,48 +1124,30 @@ bool Hierarchy::remove_monitor(int id) {
 }
 
 bool Hierarchy::set_monitor_enabled(int id, bool enabled) {
-  AllParts lock(parts_);
-  bool found = false;
-  for (const auto& p : parts_) {
-    auto it = p->monitors.find(id);
-    if (it == p->monitors.end()) continue;
-    found = true;
-    const bool on = enabled && !it->second.frozen;
-    if (it->second.spec.enabled != on) {
-      it->second.spec.enabled = on;
-      p->refresh_active();
+  return each_copy(parts_, id, [&](Impl& engine, auto& m) {
+    const bool on = enabled && !m.frozen;
+    if (m.spec.enabled != on) {
+      m.spec.enabled = on;
+      engine.refresh_active();
     }
-  }
-  return found;
+  });
 }
 
 bool Hierarchy::freeze_monitor(int id) {
-  AllParts lock(parts_);
-  bool found = false;
-  for (const auto& p : parts_) {
-    auto it = p->monitors.find(id);
-    if (it == p->monitors.end()) continue;
-    found = true;
-    it->second.frozen = true;
-    if (it->second.spec.enabled) {
-      it->second.spec.enabled = false;
-      p->refresh_active();
+  return each_copy(parts_, id, [](Impl& engine, auto& m) {
+    m.frozen = true;
+    if (m.spec.enabled) {
+      m.spec.enabled = false;
+      engine.refresh_active();
     }
-  }
-  return found;
+  });
 }
 
 bool Hierarchy::reset_monitor(int id) {
-  AllParts lock(parts_);
-  bool found = false;
-  for (const auto& p : parts_) {
-    auto it = p->monitors.find(id);
-    if (it == p->monitors.end()) continue;
-    found = true;
-    std::fill(it->second.totals.begin(), it->second.totals.end(), 0);
-    std::fill(it->second.bins.begin(), it->second.bins.end(), 0);
-  }
-  return found;
+  return each_copy(parts_, id, [](Impl&, auto& m) {
+    std::fill(m.totals.begin(), m.totals.end(), 0);
+    std::fill(m.bins.begin(), m.bins.end(), 0);
+  });
 }
 
 // Monitors are added to and removed from every part at once, so a monitor

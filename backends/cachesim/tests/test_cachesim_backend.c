@@ -603,6 +603,27 @@ static void test_vector_references(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* The load fails for each of `values` of the environment variable `name`,
+ * saying `name="value": ` and then `reason`; the variable is left as it
+ * was. */
+static void expect_refused(const char *name, const char *const *values, size_t n, const char *reason, char **argv)
+{
+    const char *given = getenv(name);
+    char *saved = given ? strdup(given) : NULL;
+    for (size_t i = 0; i < n; ++i) {
+        setenv(name, values[i], 1);
+        char want[160];
+        snprintf(want, sizeof want, "%s=\"%s\": %s", name, values[i], reason);
+        expect_error(MRI_Application_Load(cacheapp(), argv), want);
+    }
+    if (saved) {
+        setenv(name, saved, 1);
+        free(saved);
+    } else {
+        unsetenv(name);
+    }
+}
+
 /* Bad simulator configurations: from the environment (at the load) and
  * through the API. */
 static void test_bad_configuration(void **state)
@@ -616,48 +637,15 @@ static void test_bad_configuration(void **state)
     expect_error(MRI_Application_Load(cacheapp(), argv), "MRI_CACHESIM_CONFIG \"L1:32K,8,64;L2:256K,8,32\": L2: line size 32 is smaller");
     unsetenv("MRI_CACHESIM_CONFIG");
     /* Where the simulation runs: 0 or 1, nothing else. */
-    const char *given = getenv("MRI_CACHESIM_ASYNC");
-    char *saved = given ? strdup(given) : NULL;
-    setenv("MRI_CACHESIM_ASYNC", "yes", 1);
-    expect_error(MRI_Application_Load(cacheapp(), argv), "MRI_CACHESIM_ASYNC=\"yes\": 0");
-    if (saved) {
-        setenv("MRI_CACHESIM_ASYNC", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("MRI_CACHESIM_ASYNC");
-    }
+    const char *bad_asyncs[] = {"yes"};
+    expect_refused("MRI_CACHESIM_ASYNC", bad_asyncs, 1, "0", argv);
     /* How it is split: 0, 1, a power of two up to 64, or auto. */
-    given = getenv("MRI_CACHESIM_SPLIT");
-    saved = given ? strdup(given) : NULL;
     const char *bad_splits[] = {"3", "128", "-2", "4x", " 4", "Auto"};
-    for (size_t i = 0; i < sizeof bad_splits / sizeof *bad_splits; ++i) {
-        setenv("MRI_CACHESIM_SPLIT", bad_splits[i], 1);
-        char want[64];
-        snprintf(want, sizeof want, "MRI_CACHESIM_SPLIT=\"%s\": 0 or 1", bad_splits[i]);
-        expect_error(MRI_Application_Load(cacheapp(), argv), want);
-    }
-    if (saved) {
-        setenv("MRI_CACHESIM_SPLIT", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("MRI_CACHESIM_SPLIT");
-    }
+    expect_refused("MRI_CACHESIM_SPLIT", bad_splits, sizeof bad_splits / sizeof *bad_splits, "0 or 1", argv);
     /* When auto splits: a count of hand-overs. */
-    given = getenv("MRI_CACHESIM_SPLIT_AFTER");
-    saved = given ? strdup(given) : NULL;
     const char *bad_afters[] = {"-1", "x", "2000000", "8 "};
-    for (size_t i = 0; i < sizeof bad_afters / sizeof *bad_afters; ++i) {
-        setenv("MRI_CACHESIM_SPLIT_AFTER", bad_afters[i], 1);
-        char want[80];
-        snprintf(want, sizeof want, "MRI_CACHESIM_SPLIT_AFTER=\"%s\": a number of hand-overs", bad_afters[i]);
-        expect_error(MRI_Application_Load(cacheapp(), argv), want);
-    }
-    if (saved) {
-        setenv("MRI_CACHESIM_SPLIT_AFTER", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("MRI_CACHESIM_SPLIT_AFTER");
-    }
+    expect_refused("MRI_CACHESIM_SPLIT_AFTER", bad_afters, sizeof bad_afters / sizeof *bad_afters,
+                   "a number of hand-overs", argv);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
