@@ -192,15 +192,18 @@ MRI_UNCHECKED __attribute__((noinline)) void calibration_store8(void* p) { recor
 void (*volatile g_calibration_load)(void*) = calibration_load8;
 void (*volatile g_calibration_store)(void*) = calibration_store8;
 
+// The array both calibration loops sweep: 128 lines, so that where the
+// simulator is split the references change part as a program's do.
+volatile double g_calibration_array[1024] alignas(64);
+
 // The inline recording's calibration (calibrate_inline.c, compiled with the
 // plugin where it is built): the same array, the same two references per
 // element, recorded as the plugin records a program's. MRI_CACHESIM_PLUGIN
 // is defined where the plugin is built (CMakeLists.txt).
 void calibrate_inline(unsigned long n, int recording) {
 #ifdef MRI_CACHESIM_PLUGIN
-  static volatile double v[1024] alignas(64);
   __atomic_store_n(&__mri_cachesim_calibrating, recording ? 1 : 0, __ATOMIC_RELAXED);
-  __mri_calibrate_loop(v, n);
+  __mri_calibrate_loop(g_calibration_array, n);
   __atomic_store_n(&__mri_cachesim_calibrating, 0, __ATOMIC_RELAXED);
 #else
   (void)n;
@@ -235,16 +238,15 @@ unsigned long calibrate_for_monitor(unsigned long n, int recording) {
     // store, each with its callback. This loop, like one of bare callbacks,
     // still hides most of the recording behind the calls, which a program's
     // dense references do not (docs/ACCURACY.md, "Time under the cache
-    // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs). The array is
-    // swept, 128 lines, so that where the simulator is split the references
-    // change part as a program's do, which costs: 0.44 ns calibrated on the
-    // Zen 5 host against 0.24 unsplit (an 8-element array, one line, gave
-    // 0.24 for both). Calibrated once, by one thread.
-    static volatile double v[1024] alignas(64);
+    // simulator": 0.1 ns calibrated, 0.2-0.6 ns in programs). Sweeping
+    // the array, the references change part where the simulator is split,
+    // which costs: 0.44 ns calibrated on the Zen 5 host against 0.24
+    // unsplit (an 8-element array, one line, gave 0.24 for both).
+    // Calibrated once, by one thread.
     void (*const load)(void*) = g_calibration_load;
     void (*const store)(void*) = g_calibration_store;
     for (unsigned long i = 0; i < n / 2; ++i) {
-      volatile double* p = &v[i & 1023];
+      volatile double* p = &g_calibration_array[i & 1023];
       load(const_cast<double*>(p));
       const double x = *p;
       store(const_cast<double*>(p));

@@ -223,9 +223,10 @@ void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, u
     b.CreateBr(tail);
 
     // The run's values for the next access, by the path taken (the store
-    // was fast; the call made the rest of the run go through it). Nothing of the run is live across the call, so the
-    // program's small functions need no callee-saved registers for it
-    // (is_sort's helpers pushed and popped five of them per call, dormant).
+    // was fast; the call made the rest of the run go through it). Nothing
+    // of the run is live across the call, so the program's small functions
+    // need no callee-saved registers for it (is_sort's helpers pushed and
+    // popped five of them per call, dormant).
     if (i + 1 < n) {
       b.SetInsertPoint(&tail->front());
       auto carried = [&](Value* dormant, Value* stored_value, Value* after_call) {
