@@ -856,9 +856,6 @@ bool each_copy(const std::vector<std::unique_ptr<Hierarchy::Impl>>& parts, int i
   return found;
 }
 
-}  // namespace
-
-namespace {
 // sort_parts' loop: `bits` selects the line number's low bits in the
 // address. A reference across lines goes to both outputs (as copy_part's:
 // each part simulates its own lines of it, and the part of the first byte
