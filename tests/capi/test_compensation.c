@@ -9,15 +9,20 @@
  * monitor's per-instance overhead; its compensated time must come back to
  * T0. Each figure is the minimum over a few steps (the machine is shared).
  *
- * Tolerance: the compensated parent must be within 35% of the added
- * overhead from T0 (and the overhead must be visible: at least 20% of T0).
- * Why so wide: the calibration (the paper's) times enter/exit pairs with
- * nothing between them; in place an out-of-order core runs part of the
- * monitor's work in the shadow of the child's own additions. On an AMD
- * Zen 4 host the difference was within 10%; on a Zen 5 host the calibrated
- * pair is 17.8 ns, a calibration with the child's 40 additions inside the
- * pair 14.9 ns, and the compensation removes 24-27% more than the children
- * added. docs/ACCURACY.md has the figures on whole programs.
+ * Two checks. The arithmetic, exactly: each parent instance loses N
+ * calibrated pairs and its own part, no more and no less (expect_removal;
+ * it depends on no timing). The calibration against the program: the
+ * compensated parent must come within 50% of the added overhead from T0
+ * (and the overhead must be visible: at least 20% of T0). Why so wide: the
+ * calibration (the paper's) times enter/exit pairs with nothing between
+ * them; in place an out-of-order core runs part of the monitor's work in
+ * the shadow of the child's own additions, or loses overlap the program
+ * had. On an AMD Zen 4 host 5 to 15% was left; on a Zen 5 host the
+ * calibrated pair is 17.8 ns, a calibration with the child's 40 additions
+ * inside the pair 14.9 ns, and the compensation removes 21-33% more than
+ * the children added (one run's figure; a CI host the same). Switched off,
+ * compensation leaves 100%; applied twice, it removes more than 100% too
+ * much. docs/ACCURACY.md has the figures on whole programs.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -34,7 +39,7 @@
 #include "mri_test_helpers.h"
 
 #define CHILDREN "20000"
-#define STEPS_PER_PHASE 12
+#define STEPS_PER_PHASE 4
 
 /* The test program in MODE ("children": the parent calls its children;
  * "offload": it runs them in a thread it creates and joins). */
@@ -92,27 +97,52 @@ static void expect_additive(double d_inclusive, double d_exclusive, double d_chi
                  d_exclusive, d_inclusive, d_children);
 }
 
+/* The overhead the compensation must remove from one parent instance
+ * whose N children are measured too, by the published calibration of
+ * `kind`: N children's pairs and the parent's own part. */
+static double expected_removal(int kind)
+{
+    MRI_Overhead_Calibration c;
+    assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
+    assert_true(c.kind[kind].calibrated);
+    return atof(CHILDREN) * c.kind[kind].delta_inclusive + c.kind[kind].delta_own;
+}
+
+/* Whether `removed` ns is what the calibration says the compensation
+ * removes: the same arithmetic, up to the fixed-point rounding of the
+ * per-instance amounts (a few ns over 20 000 children). This part of the
+ * check depends on no timing: a child left out of the count, or a pair
+ * removed twice, is off by far more. */
+static void expect_removal(const char *what, double removed, double expected)
+{
+    if (fabs(removed - expected) > 1e-3 * expected + 10)
+        fail_msg("%s: the compensation removed %.0f ns from a parent instance, the calibration says %.0f", what,
+                 removed, expected);
+}
+
 /* Runs STEPS_PER_PHASE steps; the minimum per step of the parent's raw and
- * compensated inclusive time (ns) in request `id`. With `additive`, the
- * request profiles the children too and each step's figures must add up
- * (expect_additive). */
-static void steps_checked(MRI_Request_ID id, double *raw, double *comp, int additive)
+ * compensated inclusive time (ns) in request `id`. With `removal` > 0,
+ * the request profiles the children too: each step's figures must add up
+ * (expect_additive), and the compensation must have removed `removal` ns
+ * from the parent (expect_removal). */
+static void steps_checked(MRI_Request_ID id, double *raw, double *comp, double removal)
 {
     MRI_Region_Spec step = region("step");
     const MRI_Profile_Element *e = element(id, "parent");
     double last_raw = e->inclusive, last_comp = e->compensated_inclusive, last_excl = e->compensated_exclusive;
-    double last_children = additive ? element(id, "child")->compensated_inclusive : 0;
+    double last_children = removal > 0 ? element(id, "child")->compensated_inclusive : 0;
     *raw = *comp = INFINITY;
     for (int i = 0; i < STEPS_PER_PHASE; ++i) {
         assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
         assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
         e = element(id, "parent");
-        if (e->inclusive - last_raw < *raw) *raw = e->inclusive - last_raw;
-        if (e->compensated_inclusive - last_comp < *comp) *comp = e->compensated_inclusive - last_comp;
-        if (additive) {
+        const double d_raw = e->inclusive - last_raw, d_comp = e->compensated_inclusive - last_comp;
+        if (d_raw < *raw) *raw = d_raw;
+        if (d_comp < *comp) *comp = d_comp;
+        if (removal > 0) {
             const double children = element(id, "child")->compensated_inclusive;
-            expect_additive(e->compensated_inclusive - last_comp, e->compensated_exclusive - last_excl,
-                            children - last_children);
+            expect_additive(d_comp, e->compensated_exclusive - last_excl, children - last_children);
+            expect_removal("profile", d_raw - d_comp, removal);
             last_children = children;
         }
         last_raw = e->inclusive;
@@ -123,23 +153,21 @@ static void steps_checked(MRI_Request_ID id, double *raw, double *comp, int addi
 
 static void steps(MRI_Request_ID id, double *raw, double *comp) { steps_checked(id, raw, comp, 0); }
 
-/* The reference: the parent alone is measured. */
-static double reference(void)
-{
-    MRI_Request_ID only = profile(0, "parent", NULL);
-    double raw, comp;
-    steps(only, &raw, &comp);
-    assert_true(comp <= raw);
-    assert_int_equal(MRI_Request_Delete(only), MRI_OK);
-    return comp;
-}
-
 /* Each compensation check runs RUNS times, each in its own process, and
  * the median is held to the bound: one process's figure depends on where
  * its code and stack landed (the parent alone ran 1.27 or 1.40 ms in
  * different processes of the same build), and on a shared machine a single
  * run now and then left more than the bound. */
 #define RUNS 3
+
+/* Within one process the reference (the parent alone) and the check's
+ * measurement alternate, ROUNDS phases of each, and each figure is the
+ * minimum over all of its phases: a slow spell of the machine then moves
+ * both alike. Measured one after the other, a reference taken in such a
+ * spell (the parent alone 20 to 60% slower than the same process's other
+ * figures suggest) made a CI run's compensation look 50 to 130% too
+ * large. */
+#define ROUNDS 3
 
 /* How many runs in all a check may repeat because the machine slowed the
  * monitor down while they ran (see left_share). */
@@ -184,17 +212,12 @@ static int accepted(const char *what, double share, int *repeats)
     return 0;
 }
 
-/* The median run left at most 35% of the added overhead (either way).
- * Under a sanitizer 50%: the sanitizer's checks in the monitor's own code
- * cost more in place than in the calibration's tight loop (ASan on the
- * Zen 5 host: 27 to 40% left), and what is checked there is the memory,
- * not the timing. Compensation switched off, or applied twice, still
- * fails the wider bound. */
-#ifdef MRI_TEST_SANITIZED
+/* The median run left at most 50% of the added overhead (either way; see
+ * the top of the file). Under a sanitizer too: its checks in the
+ * monitor's own code cost more in place than in the calibration's tight
+ * loop (ASan on the Zen 5 host: 27 to 40% left), and what is checked there
+ * is the memory, not the timing. */
 #define MAX_LEFT 0.50
-#else
-#define MAX_LEFT 0.35
-#endif
 static void expect_compensated(const char *what, double share[RUNS])
 {
     const double m = median(share, RUNS);
@@ -248,62 +271,131 @@ static void test_calibration_is_published(void **state)
     expect_error(MRI_Get_Overhead_Calibration(&c), "MRI_Init");
 }
 
-/* One run of a profile check, in a process of its own: the parent alone,
- * then parent and children measured (flat or callpath profile); the share
- * of the added overhead left goes to *share. Returns the profile request;
- * the caller checks its results and finishes. */
-static MRI_Request_ID measured_run(int callpath, const char *what, double *share)
+/* What the four compensation checks measure with the children: a flat or
+ * a callpath profile of parent and child; the same flat profile with the
+ * children in a thread the parent waits for; the parent's time as a MIN
+ * aggregate while a profile measures the child. */
+enum check { FLAT, CALLPATH, JOIN, AGGREGATE };
+static const char *const check_name[] = {"flat", "callpath", "join", "aggregate MIN"};
+
+static int check_kind(enum check what) { return what == CALLPATH ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER; }
+
+/* One phase of the check's measurement: its requests go to ids[0..1]
+ * (ids[1] < 0 when there is one); the parent's minimum raw and compensated
+ * time per step are folded into *raw and *comp. */
+static void measured_phase(enum check what, MRI_Request_ID ids[2], double *raw, double *comp)
 {
-    load();
-    const double t0 = reference();
-    MRI_Request_ID both = profile(callpath, "parent", "child");
-    double raw, comp;
-    steps_checked(both, &raw, &comp, 1);
-    *share = left_share(what, callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER, t0, raw, comp);
-    return both;
+    double r, c;
+    ids[1] = -1;
+    switch (what) {
+    case FLAT:
+    case CALLPATH:
+        ids[0] = profile(what == CALLPATH, "parent", "child");
+        steps_checked(ids[0], &r, &c, expected_removal(check_kind(what)));
+        break;
+    case JOIN: /* the children's pairs reach the parent at the join: what is removed depends on the timing */
+        ids[0] = profile(0, "parent", "child");
+        steps(ids[0], &r, &c);
+        break;
+    case AGGREGATE: {
+        ids[0] = aggregate(MRI_EXECUTION_TIME, "parent", MRI_MIN, MRI_PER_THREAD);
+        ids[1] = profile(0, "child", NULL);
+        const double removal = expected_removal(check_kind(what));
+        MRI_Region_Spec step = region("step");
+        for (int i = 0; i < STEPS_PER_PHASE; ++i) {
+            assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+            assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        }
+        const MRI_Aggregate_Request_Results *a = agg_data(ids[0]);
+        assert_int_equal(a->nr_Elements, 1);
+        r = a->element[0].value;
+        c = a->element[0].compensated_value;
+        /* Every instance loses the same amount: the smallest raw and the
+         * smallest compensated value differ by exactly that. */
+        expect_removal(check_name[what], r - c, removal);
+        break;
+    }
+    }
+    if (r < *raw) *raw = r;
+    if (c < *comp) *comp = c;
+}
+
+/* One run of a check, in a process of its own: ROUNDS times the parent
+ * alone, then with its children measured. Returns the share of the added
+ * overhead left (left_share) and leaves the last phase's requests in ids
+ * for the caller's checks; the caller finishes. */
+static double measured_run(enum check what, MRI_Request_ID ids[2])
+{
+    load_mode(what == JOIN ? "offload" : "children");
+    double t0 = INFINITY, raw = INFINITY, comp = INFINITY;
+    ids[0] = ids[1] = -1;
+    for (int round = 0; round < ROUNDS; ++round) {
+        for (int i = 0; i < 2; ++i)
+            if (ids[i] >= 0) assert_int_equal(MRI_Request_Delete(ids[i]), MRI_OK);
+        MRI_Request_ID only = profile(0, "parent", NULL);
+        double r, c;
+        steps(only, &r, &c);
+        assert_true(c <= r);
+        assert_int_equal(MRI_Request_Delete(only), MRI_OK);
+        if (c < t0) t0 = c;
+        measured_phase(what, ids, &raw, &comp);
+    }
+    return left_share(check_name[what], check_kind(what), t0, raw, comp);
+}
+
+/* RUNS accepted runs of a check, each run's last requests looked at by
+ * `inspect` (when given), the median share held to the bound. */
+static void check_runs(enum check what, void (*inspect)(MRI_Request_ID ids[2]))
+{
+    double share[RUNS];
+    for (int run = 0, repeats = 0; run < RUNS;) {
+        MRI_Request_ID ids[2];
+        share[run] = measured_run(what, ids);
+        if (inspect) inspect(ids);
+        finish();
+        run += accepted(check_name[what], share[run], &repeats);
+    }
+    expect_compensated(check_name[what], share);
+}
+
+/* The child's own compensated time is below its raw time, and its
+ * compensated exclusive time equals its inclusive (no profiled
+ * subregion). */
+static void inspect_flat(MRI_Request_ID ids[2])
+{
+    const MRI_Profile_Element *c = element(ids[0], "child");
+    assert_true(c->compensated_inclusive < c->inclusive);
+    assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
+}
+
+/* One parent -> child edge, compensated below its raw time and above 0. */
+static void inspect_callpath(MRI_Request_ID ids[2])
+{
+    MRI_Callpath_Profile_Results *cp = NULL;
+    assert_int_equal(MRI_Get_Callpath_Data(ids[0], &cp), MRI_OK);
+    MRI_Region_Spec parent = region("parent"), child = region("child");
+    int edges = 0;
+    for (int i = 0; i < cp->nr_Elements; ++i) {
+        const MRI_Callpath_Element *e = &cp->element[i];
+        if (!e->has_caller || e->caller.id.line_NR != parent.id.line_NR || e->callee.id.line_NR != child.id.line_NR)
+            continue;
+        ++edges;
+        assert_true(e->compensated_inclusive < e->inclusive);
+        assert_true(e->compensated_inclusive > 0);
+    }
+    assert_int_equal(edges, 1);
 }
 
 static void test_flat_profile_is_compensated(void **state)
 {
     (void)state;
-    double share[RUNS];
-    for (int run = 0, repeats = 0; run < RUNS;) {
-        MRI_Request_ID both = measured_run(0, "flat", &share[run]);
-        /* The child's own compensated time is below its raw time, and its
-         * compensated exclusive time equals its inclusive (no profiled
-         * subregion). */
-        const MRI_Profile_Element *c = element(both, "child");
-        assert_true(c->compensated_inclusive < c->inclusive);
-        assert_true(fabs(c->compensated_exclusive - c->compensated_inclusive) <= 1e-6 * c->compensated_inclusive + 1);
-        finish();
-        run += accepted("flat", share[run], &repeats);
-    }
-    expect_compensated("flat", share);
+    check_runs(FLAT, inspect_flat);
 }
 
 static void test_callpath_profile_is_compensated(void **state)
 {
     (void)state;
-    double share[RUNS];
-    for (int run = 0, repeats = 0; run < RUNS;) {
-        MRI_Request_ID both = measured_run(1, "callpath", &share[run]);
-        MRI_Callpath_Profile_Results *cp = NULL;
-        assert_int_equal(MRI_Get_Callpath_Data(both, &cp), MRI_OK);
-        MRI_Region_Spec parent = region("parent"), child = region("child");
-        int edges = 0;
-        for (int i = 0; i < cp->nr_Elements; ++i) {
-            const MRI_Callpath_Element *e = &cp->element[i];
-            if (!e->has_caller || e->caller.id.line_NR != parent.id.line_NR || e->callee.id.line_NR != child.id.line_NR)
-                continue;
-            ++edges;
-            assert_true(e->compensated_inclusive < e->inclusive);
-            assert_true(e->compensated_inclusive > 0);
-    }
-    assert_int_equal(edges, 1);
-    finish();
-    run += accepted("callpath", share[run], &repeats);
-    }
-    expect_compensated("callpath", share);
+    check_runs(CALLPATH, inspect_callpath);
 }
 
 /* The parent measured alone waits for a thread running its children;
@@ -314,43 +406,13 @@ static void test_callpath_profile_is_compensated(void **state)
 static void test_overhead_waited_for_at_a_join_is_compensated(void **state)
 {
     (void)state;
-    double share[RUNS];
-    for (int run = 0, repeats = 0; run < RUNS;) {
-        load_mode("offload");
-        const double t0 = reference();
-        MRI_Request_ID both = profile(0, "parent", "child");
-        double raw, comp;
-        steps(both, &raw, &comp);
-        share[run] = left_share("join", MRI_OVERHEAD_TIMER, t0, raw, comp);
-        finish();
-        run += accepted("join", share[run], &repeats);
-    }
-    expect_compensated("join", share);
+    check_runs(JOIN, NULL);
 }
 
 static void test_time_aggregate_is_compensated(void **state)
 {
     (void)state;
-    double share[RUNS];
-    for (int run = 0, repeats = 0; run < RUNS;) {
-        load();
-        const double t0 = reference();
-        /* The parent's time as an aggregate while a profile measures the child. */
-        MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "parent", MRI_MIN, MRI_PER_THREAD);
-        MRI_Request_ID kids = profile(0, "child", NULL);
-        MRI_Region_Spec step = region("step");
-        for (int i = 0; i < STEPS_PER_PHASE; ++i) {
-            assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-            assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    }
-    const MRI_Aggregate_Request_Results *r = agg_data(sum);
-    assert_int_equal(r->nr_Elements, 1);
-    share[run] = left_share("aggregate MIN", MRI_OVERHEAD_TIMER, t0, r->element[0].value, r->element[0].compensated_value);
-    (void)kids;
-    finish();
-    run += accepted("aggregate MIN", share[run], &repeats);
-    }
-    expect_compensated("aggregate MIN", share);
+    check_runs(AGGREGATE, NULL);
 }
 
 static void test_compensation_can_be_switched_off(void **state)
