@@ -206,6 +206,33 @@ void BM_rdtsc_pair(benchmark::State& state) {
 }
 BENCHMARK(BM_rdtsc_pair)->Threads(1)->Threads(2);
 
+// The clock's shadow (docs/ACCURACY.md, "The clock's shadow"): N additions into a volatile per iteration, alone (BM_adds) and
+// after one __rdtsc() whose result is not waited for (BM_rdtsc_shadow).
+// Where the second costs no more than BM_rdtsc up to some N, that much of
+// a program's own work runs in the clock read's time, and a monitored
+// instance costs the program less than the empty-body calibration says.
+// Not in run_ladder.sh's table; run with
+//   ladder_app --benchmark_filter='BM_(adds|rdtsc_shadow)/'
+volatile uint64_t g_shadow_sink;
+__attribute__((always_inline)) inline void shadow_adds(int n) {
+  for (int i = 0; i < n; ++i) g_shadow_sink = g_shadow_sink + uint64_t(i);
+}
+void BM_adds(benchmark::State& state) {
+  const int n = int(state.range(0));
+  for (auto _ : state) shadow_adds(n);
+}
+void BM_rdtsc_shadow(benchmark::State& state) {
+  const int n = int(state.range(0));
+  uint64_t sum = 0;
+  for (auto _ : state) {
+    sum += __rdtsc();
+    shadow_adds(n);
+  }
+  benchmark::DoNotOptimize(sum);
+}
+BENCHMARK(BM_adds)->Arg(10)->Arg(20)->Arg(40)->Arg(80);
+BENCHMARK(BM_rdtsc_shadow)->Arg(0)->Arg(10)->Arg(20)->Arg(40)->Arg(80);
+
 }  // namespace
 
 int main(int argc, char** argv) {
