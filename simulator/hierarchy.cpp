@@ -28,6 +28,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "cachesim.h"
 
@@ -547,6 +548,11 @@ struct Hierarchy::Impl {
     const bool lru = l1.lru;
     const uint64_t lo = inline_lo, span = inline_span;
     uint64_t h = 0, w = 0;
+    // The set of the previous reference and its two most recent ways, as
+    // they are in memory: a reference to the same set compares registers
+    // instead of loading what the previous reference may just have stored.
+    const uint64_t* last = nullptr;
+    uint64_t way0 = 0, way1 = 0;
     for (; i < n; ++i) {
       const Access& a = accesses[i];
       const uint64_t line = a.addr >> shift;
@@ -558,16 +564,20 @@ struct Hierarchy::Impl {
       // for a write, in one compare.
       uint64_t* set = base + (line & mask) * ways;
       const uint64_t key = line << 1;
-      if ((set[0] ^ key) - type > 1 - type) {
+      if (set != last) {
+        last = set;
+        way0 = set[0];
+        way1 = two_ways ? set[1] : kInvalid;
+      }
+      if ((way0 ^ key) - type > 1 - type) {
         // The second most recent way too: two lines that alternate in one
         // set (a row of B and a row of C in ikj matmul) would otherwise
         // leave the inline path at every reference.
-        if (!two_ways) break;
-        const uint64_t second = set[1];
-        if ((second ^ key) - type > 1 - type) break;
+        if ((way1 ^ key) - type > 1 - type) break;
         if (lru) {
-          set[1] = set[0];
-          set[0] = second;
+          set[1] = way0;
+          set[0] = way1;
+          std::swap(way0, way1);
         }
       }
       ++h;

@@ -393,6 +393,8 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   // 8, 12 and 16 ways: lookups unrolled for those associativities.
   expect_agreement_with_naive_model("L1:3K,12,64;L2:16K,16,64", {{3072, 12, true}, {16384, 16, true}});
   expect_agreement_with_naive_model("L1:2K,8,64;L2:16K,16,64", {{2048, 8, true}, {16384, 16, true}});
+  // Direct-mapped L1: the inline path has no second way to look at.
+  expect_agreement_with_naive_model("L1:1K,1,64;L2:8K,8,64", {{1024, 1, true}, {8192, 8, true}});
 }
 
 // Batches of any size give the same result as one reference at a time.
