@@ -206,10 +206,11 @@ void BM_rdtsc_pair(benchmark::State& state) {
 }
 BENCHMARK(BM_rdtsc_pair)->Threads(1)->Threads(2);
 
-// The clock's shadow (docs/ACCURACY.md, "The clock's shadow"): N additions into a volatile per iteration, alone (BM_adds) and
-// after one __rdtsc() whose result is not waited for (BM_rdtsc_shadow).
-// Where the second costs no more than BM_rdtsc up to some N, that much of
-// a program's own work runs in the clock read's time, and a monitored
+// The clock's shadow (docs/ACCURACY.md, "The clock's shadow"): N
+// additions into a volatile per iteration, alone (BM_adds) and after one
+// __rdtsc() whose result is not waited for (BM_rdtsc_shadow). Where the
+// second costs no more than BM_rdtsc up to some N, that much of a
+// program's own work runs in the clock read's time, and a monitored
 // instance costs the program less than the empty-body calibration says.
 // Not in run_ladder.sh's table; run with
 //   ladder_app --benchmark_filter='BM_(adds|rdtsc_shadow)/'

@@ -15,9 +15,10 @@
  * compensated parent must come within 50% of the added overhead from T0
  * (and the overhead must be visible: at least 20% of T0). Why so wide: the
  * calibration (the paper's) times enter/exit pairs with nothing between
- * them; in place an out-of-order core runs part of the monitor's work in
- * the shadow of the child's own additions, or loses overlap the program
- * had. On an AMD Zen 4 host 5 to 15% was left; on a Zen 5 host the
+ * them; in place an out-of-order core runs part of the program's work in
+ * the time of the monitor's clock reads (docs/ACCURACY.md, "The clock's
+ * shadow"), or loses overlap the program had. On an AMD Zen 4 host 5 to
+ * 15% was left; on a Zen 5 host the
  * calibrated pair is 17.8 ns, a calibration with the child's 40 additions
  * inside the pair 14.9 ns, and the compensation removes 21-33% more than
  * the children added (one run's figure; a CI host the same). Switched off,
@@ -164,9 +165,8 @@ static void steps(MRI_Request_ID id, double *raw, double *comp) { steps_checked(
  * measurement alternate, ROUNDS phases of each, and each figure is the
  * minimum over all of its phases: a slow spell of the machine then moves
  * both alike. Measured one after the other, a reference taken in such a
- * spell (the parent alone 20 to 60% slower than the same process's other
- * figures suggest) made a CI run's compensation look 50 to 130% too
- * large. */
+ * spell (the parent alone 20 to 60% slower than in the other runs) made a
+ * CI run's compensation look 50 to 130% too large. */
 #define ROUNDS 3
 
 /* How many runs in all a check may repeat because the machine slowed the
