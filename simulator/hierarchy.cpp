@@ -549,7 +549,8 @@ struct Hierarchy::Impl {
     const bool two_ways = ways >= 2;
     const bool lru = l1.lru;
     const uint64_t lo = inline_lo, span = inline_span;
-    uint64_t h = 0, w = 0;
+    const size_t first = i;
+    uint64_t w = 0;
     // The set of the previous reference and its two most recent ways, as
     // they are in memory: a reference to the same set compares registers
     // instead of loading what the previous reference may just have stored.
@@ -582,10 +583,9 @@ struct Hierarchy::Impl {
           std::swap(way0, way1);
         }
       }
-      ++h;
       w += type;
     }
-    *hits += h;
+    *hits += i - first;
     *write_hits += w;
     return i;
   }
