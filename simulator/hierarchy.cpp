@@ -9,9 +9,10 @@
 // is always the last way and the common hit is a compare with way 0.
 // Invalid ways hold kInvalid, which no line number can match.
 //
-// Specialisation. simulate() calls one of four kernels chosen when the
+// Specialisation. simulate() calls one of five kernels chosen when the
 // hierarchy or its monitors change (never per access): {default,
-// cachegrind-compatible} x {no monitor enabled, some monitor enabled}. The
+// cachegrind-compatible} x {no monitor enabled, some monitor enabled}, and
+// for the default one with monitors, whether any counts L1 hits. The
 // default kernel's loop handles an L1 hit of a read, or of a write to a line
 // that is already dirty, inline; everything else goes to the out-of-line
 // general path. On the matrix-multiply streams of bench/sim_throughput.cpp
