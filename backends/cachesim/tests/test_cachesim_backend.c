@@ -30,6 +30,14 @@ static const char *cacheapp(void)
     return other && *other ? other : MRI_CACHEAPP;
 }
 
+/* How the program cacheapp() names is instrumented: "plugin" or "sancov"
+ * (MRI_TEST_CACHEAPP_INSTRUMENTATION goes with MRI_TEST_CACHEAPP). */
+static const char *cacheapp_instrumentation(void)
+{
+    const char *other = getenv("MRI_TEST_CACHEAPP"), *how = getenv("MRI_TEST_CACHEAPP_INSTRUMENTATION");
+    return other && *other && how ? how : MRI_CACHEAPP_INSTRUMENTATION;
+}
+
 /* 32 KiB 8-way L1 and 256 KiB 8-way L2, both private, two cores. */
 static const char *kConfig = "L1:32K,8,64;L2:256K,8,64;cores=2";
 
@@ -583,14 +591,12 @@ static void test_straddling_references(void **state)
 
 /* 32-byte AVX loads (mri_cacheapp vector): recorded inline, whole (one L1
  * event per line: a miss, then a hit); the callbacks have no entry for
- * them. The program's instrumentation: MRI_CACHEAPP_INSTRUMENTATION, or
- * MRI_TEST_CACHEAPP_INSTRUMENTATION with MRI_TEST_CACHEAPP. */
+ * them. */
 static void test_vector_references(void **state)
 {
     (void)state;
     if (!__builtin_cpu_supports("avx")) skip();
-    const char *other = getenv("MRI_TEST_CACHEAPP_INSTRUMENTATION");
-    const char *how = getenv("MRI_TEST_CACHEAPP") && other ? other : MRI_CACHEAPP_INSTRUMENTATION;
+    const char *how = cacheapp_instrumentation();
     const long expected = strcmp(how, "plugin") == 0 ? kLinesA : 0;
     char *argv[] = {(char *)cacheapp(), (char *)"vector", NULL};
     load_mode(argv);
