@@ -10,8 +10,9 @@
  * T0. Each figure is the minimum over a few steps (the machine is shared).
  *
  * Two checks. The arithmetic, exactly: each parent instance loses N
- * calibrated pairs and its own part, no more and no less (expect_removal;
- * it depends on no timing). The calibration against the program: the
+ * calibrated pairs and its own part, no more and no less, or all of its
+ * time where it was shorter than that (expect_removal; it depends on no
+ * timing). The calibration against the program: the
  * compensated parent must come within 50% of the added overhead from T0
  * (and the overhead must be visible: at least 20% of T0). Why so wide: the
  * calibration (the paper's) times enter/exit pairs with nothing between
@@ -109,16 +110,37 @@ static double expected_removal(int kind)
     return atof(CHILDREN) * c.kind[kind].delta_inclusive + c.kind[kind].delta_own;
 }
 
-/* Whether `removed` ns is what the calibration says the compensation
- * removes: the same arithmetic, up to the fixed-point rounding of the
- * per-instance amounts (a few ns over 20 000 children). This part of the
- * check depends on no timing: a child left out of the count, or a pair
- * removed twice, is off by far more. */
-static void expect_removal(const char *what, double removed, double expected)
+/* Steps of the current check whose instance was longer than the removal,
+ * so that the whole removal could be seen (see expect_removal). */
+static int g_unclamped;
+
+/* Whether a parent instance of `raw` ns, compensated to `comp` ns, lost
+ * what the calibration says: `expected` ns, or all of it where the
+ * instance was shorter (its compensated value is then 0, as for any
+ * instance shorter than its overhead). That happens where the machine
+ * ran the instance faster than it ran the calibration: on a shared KVM
+ * guest whose speed swings by 2x within a second, a calibration of 67 ns
+ * a pair met children that cost 47. Up to the fixed-point rounding of the
+ * per-instance amounts (a few ns over 20 000 children), this depends on
+ * no timing: a child left out of the count, or a pair removed twice, is
+ * off by far more. */
+static void expect_removal(const char *what, double raw, double comp, double expected)
 {
-    if (fabs(removed - expected) > 1e-3 * expected + 10)
-        fail_msg("%s: the compensation removed %.0f ns from a parent instance, the calibration says %.0f", what,
-                 removed, expected);
+    const double removed = raw - comp, tolerance = 1e-3 * expected + 10;
+    const double due = raw < expected ? raw : expected;
+    if (fabs(removed - due) > tolerance)
+        fail_msg("%s: the compensation removed %.0f ns from a parent instance of %.0f ns, the calibration says %.0f",
+                 what, removed, raw, expected);
+    if (raw > expected + tolerance) ++g_unclamped;
+}
+
+/* At least one step of the check showed the whole removal: where every
+ * instance was shorter than it, the exact check above proved nothing. */
+static void expect_some_unclamped(const char *what)
+{
+    if (g_unclamped == 0)
+        fail_msg("%s: every parent instance was shorter than the calibrated removal; the exact check saw none whole",
+                 what);
 }
 
 /* Runs STEPS_PER_PHASE steps; the minimum per step of the parent's raw and
@@ -143,7 +165,7 @@ static void steps_checked(MRI_Request_ID id, double *raw, double *comp, double r
         if (removal > 0) {
             const double children = element(id, "child")->compensated_inclusive;
             expect_additive(d_comp, e->compensated_exclusive - last_excl, children - last_children);
-            expect_removal("profile", d_raw - d_comp, removal);
+            expect_removal("profile", d_raw, d_comp, removal);
             last_children = children;
         }
         last_raw = e->inclusive;
@@ -310,9 +332,10 @@ static void measured_phase(enum check what, MRI_Request_ID ids[2], double *raw, 
         assert_int_equal(a->nr_Elements, 1);
         r = a->element[0].value;
         c = a->element[0].compensated_value;
-        /* Every instance loses the same amount: the smallest raw and the
-         * smallest compensated value differ by exactly that. */
-        expect_removal(check_name[what], r - c, removal);
+        /* Every instance loses the same amount (or all it has): the
+         * smallest raw and the smallest compensated value differ by
+         * exactly that. */
+        expect_removal(check_name[what], r, c, removal);
         break;
     }
     }
@@ -348,6 +371,7 @@ static double measured_run(enum check what, MRI_Request_ID ids[2])
 static void check_runs(enum check what, void (*inspect)(MRI_Request_ID ids[2]))
 {
     double share[RUNS];
+    g_unclamped = 0;
     for (int run = 0, repeats = 0; run < RUNS;) {
         MRI_Request_ID ids[2];
         share[run] = measured_run(what, ids);
@@ -355,6 +379,7 @@ static void check_runs(enum check what, void (*inspect)(MRI_Request_ID ids[2]))
         finish();
         run += accepted(check_name[what], share[run], &repeats);
     }
+    if (what != JOIN) expect_some_unclamped(check_name[what]); /* the join has no exact check */
     expect_compensated(check_name[what], share);
 }
 
