@@ -191,20 +191,24 @@ static void steps(MRI_Request_ID id, double *raw, double *comp) { steps_checked(
  * CI run's compensation look 50 to 130% too large. */
 #define ROUNDS 3
 
-/* How many runs in all a check may repeat because the machine slowed the
- * monitor down while they ran (see left_share). */
+/* How many runs in all a check may repeat because the machine changed its
+ * speed between the calibration and the run (see left_share). */
 #define MAX_REPEATS 3
 
 /* One run: the share of the overhead the children's measurement added that
  * the compensation left (0: all removed), or NAN when the run says nothing
- * about the compensation: each measured child then cost the parent more
- * than twice the calibrated Delta_i of `kind`. Compensation cannot be
- * right then (at least half is left), and the cause is the machine, not
- * the monitor: a CI run once had every child cost 40 ns against a
- * calibrated 19, in all four checks, for a minute, and 15 ns again right
- * after. Such a run is repeated (MAX_REPEATS in all); a monitor whose
- * pairs really cost twice their calibration fails all the same, after the
- * repeats. */
+ * about the compensation, because the machine ran the children at another
+ * speed than the calibration. Since each parent instance loses exactly N
+ * calibrated Delta_i (expect_removal), the share is about 1 - Delta_i /
+ * (what each child added), and the bound of 50% either way is: each child
+ * added between 2/3 of Delta_i and twice it. Beyond, the cause is the
+ * machine, not the monitor: a CI run once had every child cost 40 ns
+ * against a calibrated 19, in all four checks, for a minute, and 15 ns
+ * again right after; on a KVM guest whose speed swings by 2x to 5x within
+ * seconds (docs/ACCURACY.md), a calibration taken in a slow spell met
+ * children that cost half of it. Such a run is repeated (MAX_REPEATS in
+ * all); a monitor whose pairs really cost twice their calibration, or 2/3
+ * of it, fails all the same, after the repeats. */
 static double left_share(const char *what, int kind, double t0, double raw, double comp)
 {
     print_message("%s: parent alone %.0f ns, with %s children measured %.0f ns raw, %.0f ns compensated "
@@ -214,10 +218,10 @@ static double left_share(const char *what, int kind, double t0, double raw, doub
     MRI_Overhead_Calibration c;
     assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
     const double per_child = (raw - t0) / atof(CHILDREN), delta = c.kind[kind].delta_inclusive;
-    if (per_child > 2.0 * delta) {
-        print_message("%s: each child added %.1f ns, more than twice the calibrated %.1f ns: the machine "
-                      "slowed this run down\n",
-                      what, per_child, delta);
+    if (per_child > 2.0 * delta || per_child < delta / 1.5) {
+        print_message("%s: each child added %.1f ns, %s the calibrated %.1f ns: the machine ran this run at "
+                      "another speed than the calibration\n",
+                      what, per_child, per_child > delta ? "more than twice" : "less than 2/3 of", delta);
         return NAN;
     }
     return (comp - t0) / (raw - t0);
@@ -229,7 +233,7 @@ static int accepted(const char *what, double share, int *repeats)
 {
     if (!isnan(share)) return 1;
     if (++*repeats > MAX_REPEATS)
-        fail_msg("%s: %d runs disturbed by the machine (each child cost more than twice its calibration)", what,
+        fail_msg("%s: %d runs whose children cost more than twice, or less than 2/3 of, their calibration", what,
                  *repeats);
     return 0;
 }
