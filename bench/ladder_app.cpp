@@ -10,6 +10,9 @@
 //   BM_attached        pair_attached(): region "bench_attached",  tool attached, nothing requested
 //   BM_aggregate       pair_aggregate(): region "bench_aggregate", EXECUTION_TIME SUM PER_THREAD requested
 //   BM_profile         pair_profile():  region "bench_profile",   EXECUTION_TIME profile requested
+//   BM_callpath        pair_callpath(): region "bench_callpath",  EXECUTION_TIME callpath profile requested
+//                                       over it and "bench_callpath_caller", which encloses the loop
+//                                       (each pair is one caller -> callee edge instance)
 //   BM_counter         pair_counter():  region "bench_counter",   perf::TASK-CLOCK SUM PER_THREAD requested
 //                                       (the PAPI backend: one software event per pair)
 //   BM_trace           pair_trace():    region "bench_trace",     REGION_EVENT trace requested
@@ -89,6 +92,17 @@ __attribute__((noinline)) void pair_profile(uint64_t* counter) {
   MONITOR_EXIT(region_profile);
 }
 
+// Rung 5b: EXECUTION_TIME callpath profile over this region and its caller,
+// a region around the benchmark's loop: every pair adds to the edge
+// bench_callpath_caller -> bench_callpath as well as to the flat profile.
+MONITOR_REGION(region_callpath, MRI_REGION_ROUTINE, "bench_callpath");
+MONITOR_REGION(region_callpath_caller, MRI_REGION_ROUTINE, "bench_callpath_caller");
+__attribute__((noinline)) void pair_callpath(uint64_t* counter) {
+  MONITOR_ENTER(region_callpath);
+  body(counter);
+  MONITOR_EXIT(region_callpath);
+}
+
 // Rung 6: a PAPI software event (perf::TASK-CLOCK) aggregated for this region.
 MONITOR_REGION(region_counter, MRI_REGION_ROUTINE, "bench_counter");
 __attribute__((noinline)) void pair_counter(uint64_t* counter) {
@@ -119,6 +133,11 @@ void BM_dormant(benchmark::State& state) { run_pairs<pair_dormant>(state); }
 void BM_attached(benchmark::State& state) { run_pairs<pair_attached>(state); }
 void BM_aggregate(benchmark::State& state) { run_pairs<pair_aggregate>(state); }
 void BM_profile(benchmark::State& state) { run_pairs<pair_profile>(state); }
+void BM_callpath(benchmark::State& state) {
+  MONITOR_ENTER(region_callpath_caller);
+  run_pairs<pair_callpath>(state);
+  MONITOR_EXIT(region_callpath_caller);
+}
 void BM_counter(benchmark::State& state) { run_pairs<pair_counter>(state); }
 void BM_trace(benchmark::State& state) { run_pairs<pair_trace>(state); }
 
@@ -127,6 +146,7 @@ BENCHMARK(BM_dormant)->Threads(1)->Threads(2);
 BENCHMARK(BM_attached)->Threads(1)->Threads(2);
 BENCHMARK(BM_aggregate)->Threads(1)->Threads(2);
 BENCHMARK(BM_profile)->Threads(1)->Threads(2);
+BENCHMARK(BM_callpath)->Threads(1)->Threads(2);
 BENCHMARK(BM_counter)->Threads(1)->Threads(2);
 BENCHMARK(BM_trace)->Threads(1)->Threads(2);
 

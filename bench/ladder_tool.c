@@ -7,6 +7,8 @@
  * LEVEL  attached   no request at all (rung 3: region "bench_attached")
  *        aggregate  EXECUTION_TIME, SUM, PER_THREAD over "bench_aggregate" (rung 4)
  *        profile    EXECUTION_TIME profile over "bench_profile" (rung 5)
+ *        callpath   EXECUTION_TIME callpath profile over "bench_callpath" and
+ *                   its caller "bench_callpath_caller" (rung 5b)
  *        counter    perf::TASK-CLOCK SUM PER_THREAD over "bench_counter" (rung 6)
  *        trace      REGION_EVENT trace over "bench_trace" (rung 7), drained by a
  *                   call-back that counts the records
@@ -38,11 +40,12 @@ static void usage(void) __attribute__((noreturn));
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: ladder_tool attached|aggregate|profile|counter -- PROGRAM [ARGS...]\n"
+            "usage: ladder_tool attached|aggregate|profile|callpath|counter|trace -- PROGRAM [ARGS...]\n"
             "  attached   tool attached, nothing requested (region bench_attached)\n"
             "  aggregate  EXECUTION_TIME SUM PER_THREAD over region bench_aggregate\n"
             "  counter    perf::TASK-CLOCK SUM PER_THREAD over region bench_counter\n"
             "  profile    EXECUTION_TIME profile over region bench_profile\n"
+            "  callpath   EXECUTION_TIME callpath profile over bench_callpath and bench_callpath_caller\n"
             "  trace      REGION_EVENT trace over region bench_trace\n");
     exit(2);
 }
@@ -63,7 +66,7 @@ static int threads_seen(void)
     return n;
 }
 
-enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE, LEVEL_COUNTER, LEVEL_TRACE };
+enum level { LEVEL_ATTACHED, LEVEL_AGGREGATE, LEVEL_PROFILE, LEVEL_CALLPATH, LEVEL_COUNTER, LEVEL_TRACE };
 
 /* The trace rung's call-back: takes the records in chunks and counts them. */
 static unsigned long long trace_records;
@@ -88,6 +91,9 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "profile") == 0) {
         level = LEVEL_PROFILE;
         region_name = "bench_profile";
+    } else if (strcmp(argv[1], "callpath") == 0) {
+        level = LEVEL_CALLPATH;
+        region_name = "bench_callpath";
     } else if (strcmp(argv[1], "counter") == 0) {
         level = LEVEL_COUNTER;
         region_name = "bench_counter";
@@ -102,9 +108,14 @@ int main(int argc, char **argv)
     if (MRI_Init() != MRI_OK) die("init");
     if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
 
-    MRI_Region_Spec region;
-    if (MRI_Find_Region(region_name, &region) != MRI_OK) die(region_name);
-    MRI_Region_Table regions = {&region, 1};
+    MRI_Region_Spec both[2]; /* the rung's region; for the callpath rung, its caller too */
+    MRI_Region_Spec *const region = &both[0], *const caller = &both[1];
+    if (MRI_Find_Region(region_name, region) != MRI_OK) die(region_name);
+    MRI_Region_Table regions = {both, 1};
+    if (level == LEVEL_CALLPATH) {
+        if (MRI_Find_Region("bench_callpath_caller", caller) != MRI_OK) die("bench_callpath_caller");
+        regions.nr_Elements = 2;
+    }
     MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
     MRI_Request_ID req = 0;
     if (level == LEVEL_COUNTER && MRI_Runtime_Information_By_Name("perf::TASK-CLOCK", &ri) != MRI_OK)
@@ -116,6 +127,9 @@ int main(int argc, char **argv)
     } else if (level == LEVEL_PROFILE) {
         req = MRI_Profile_Request(&ri, &regions, NULL, NULL);
         if (req < 0) die("profile request");
+    } else if (level == LEVEL_CALLPATH) {
+        req = MRI_Callpath_Profile_Request(&ri, &regions, NULL, NULL);
+        if (req < 0) die("callpath profile request");
     } else if (level == LEVEL_TRACE) {
         ri = MRI_REGION_EVENT;
         if (MRI_Register_Call_Back_Function(count_records) != MRI_OK) die("call-back");
@@ -179,13 +193,33 @@ int main(int argc, char **argv)
                "(%llu counted by the call-back), %llu discarded; %llu waits for room, %.3f s waited\n",
                region_name, emitted, delivered, trace_records, discarded, waits, wait_ns / 1e9);
         ok = emitted > 0 && emitted == delivered && delivered == trace_records && discarded == 0;
+    } else if (level == LEVEL_CALLPATH) {
+        /* Every pair went to the edge caller -> callee. */
+        MRI_Callpath_Profile_Results *cp = NULL;
+        if (MRI_Get_Callpath_Data(req, &cp) != MRI_OK) die("callpath results");
+        const MRI_Callpath_Element *edge = NULL;
+        for (int i = 0; i < cp->nr_Elements; ++i)
+            if (cp->element[i].has_caller && same_region(&cp->element[i].caller, caller) &&
+                same_region(&cp->element[i].callee, region))
+                edge = &cp->element[i];
+        if (edge) {
+            printf("ladder_tool: callpath profile EXECUTION_TIME, edge bench_callpath_caller -> %s: active %d, "
+                   "%llu instances, inclusive %.3f s, %.1f ns per instance\n",
+                   region_name, cp->active, edge->instances, edge->inclusive / 1e9,
+                   edge->instances ? edge->inclusive / (double)edge->instances : 0.0);
+            ok = cp->active && edge->instances > 0;
+        } else {
+            printf("ladder_tool: callpath profile: no edge bench_callpath_caller -> %s among %d element(s)\n",
+                   region_name, cp->nr_Elements);
+            ok = 0;
+        }
     } else {
         void *data = NULL;
         if (MRI_Get_Data(req, &data) != MRI_OK) die("profile results");
         const MRI_Histogram_Profile_Results *res = data;
         const MRI_Profile_Element *el = NULL;
         for (int i = 0; i < res->nr_Elements; ++i)
-            if (same_region(&res->element[i].region, &region)) el = &res->element[i];
+            if (same_region(&res->element[i].region, region)) el = &res->element[i];
         if (el) {
             int with_instances = 0;
             for (int t = 0; t < el->nr_Active_Objects; ++t)

@@ -8,12 +8,13 @@
 # OUT_DIR (default BUILD_DIR/bench/ladder-results) receives one JSON file and
 # one log per run.
 #
-# Four processes, one after the other:
+# Seven processes, one after the other:
 #   plain      ladder_app alone: uninstrumented, dormant, and the timer context
 #              (rdtsc, clock_gettime, rdtsc_pair)
 #   attached   ladder_tool attached  -- ladder_app: uninstrumented (control), attached
 #   aggregate  ladder_tool aggregate -- ladder_app: uninstrumented (control), aggregate
 #   profile    ladder_tool profile   -- ladder_app: uninstrumented (control), profile
+#   callpath   ladder_tool callpath  -- ladder_app: uninstrumented (control), callpath
 #   counter    ladder_tool counter   -- ladder_app: uninstrumented (control), counter
 #   trace      ladder_tool trace     -- ladder_app: uninstrumented (control), trace
 #
@@ -70,6 +71,7 @@ run plain '^BM_(uninstrumented|dormant|rdtsc|clock_gettime|rdtsc_pair|perf_read|
 run attached '^BM_(uninstrumented|attached)/' tool attached
 run aggregate '^BM_(uninstrumented|aggregate)/' tool aggregate
 run profile '^BM_(uninstrumented|profile)/' tool profile
+run callpath '^BM_(uninstrumented|callpath)/' tool callpath
 run counter '^BM_(uninstrumented|counter)/' tool counter
 run trace '^BM_(uninstrumented|trace)/' tool trace
 
@@ -105,7 +107,7 @@ def stats(doc):
             r["cv"] = b["cpu_time"]
     return res
 
-runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile", "counter", "trace")}
+runs = {name: stats(load(name)) for name in ("plain", "attached", "aggregate", "profile", "callpath", "counter", "trace")}
 
 # (label, run file, benchmark, target on the difference to the uninstrumented
 #  rung in ns, kind: 0 = must run dormant, 1 = must run under the tool,
@@ -116,6 +118,7 @@ rungs = [
     ("3 attached, no request",   "attached",  "BM_attached",       1.0,  1),
     ("4 EXECUTION_TIME aggr.",   "aggregate", "BM_aggregate",      25.0, 1),
     ("5 EXECUTION_TIME profile", "profile",   "BM_profile",        40.0, 1),
+    ("5b EXECUTION_TIME callpath", "callpath", "BM_callpath",      40.0, 1),
     ("6 perf::TASK-CLOCK aggr.", "counter",   "BM_counter",        None, 1),
     ("7 REGION_EVENT trace",     "trace",     "BM_trace",          30.0, 1),
     ("perf fd read(), 1 call",   "plain",     "BM_perf_read",      None, None),
@@ -179,7 +182,7 @@ for t in (1, 2):
         print(f"trace rung, {t} thread(s): {per:.2f} ns per REGION_EVENT record (target <= 15: {'met' if per <= 15 else 'MISSED'})")
 
 ctl = []
-for run in ("attached", "aggregate", "profile", "counter", "trace"):
+for run in ("attached", "aggregate", "profile", "callpath", "counter", "trace"):
     for t in (1, 2):
         s = runs[run].get(f"BM_uninstrumented/threads:{t}")
         if s and "median" in s:

@@ -234,12 +234,16 @@ __attribute__((noinline)) void trace_values(ThreadState* ts, const RegionPlan& p
   }
 }
 
-}  // namespace
+inline uint64_t edge_key(uint32_t caller, uint32_t callee) {
+  return (uint64_t(caller + 2u) << 32) | callee;  // caller kNoCaller -> 1: never 0
+}
+inline uint32_t edge_hash(const ThreadState* ts, uint64_t key) {
+  return uint32_t((key * 0x9E3779B97F4A7C15ull) >> 40) & ts->edge_mask;
+}
 
-// The edge index of (caller, callee) in this thread's callpath rows, or
-// UINT32_MAX when the table is full (the instance then counts in the flat
-// profile only; noted once per thread).
-uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
+// edge_index() beyond its first probe: the table's allocation, collisions
+// and new pairs.
+__attribute__((noinline)) uint32_t edge_index_slow(ThreadState* ts, uint32_t caller, uint32_t callee) {
   if (MRI_UNLIKELY(!ts->edge_keys)) {
     const uint32_t slots = 2 * std::max<uint32_t>(g.view.g.max_edges, 1);  // a power of two: max_edges is one
     uint32_t cap = 1;
@@ -248,8 +252,8 @@ uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
     ts->edge_values = new uint32_t[cap];
     ts->edge_mask = cap - 1;
   }
-  const uint64_t key = (uint64_t(caller + 2u) << 32) | callee;  // caller kNoCaller -> 1: never 0
-  uint32_t h = uint32_t((key * 0x9E3779B97F4A7C15ull) >> 40) & ts->edge_mask;
+  const uint64_t key = edge_key(caller, callee);
+  uint32_t h = edge_hash(ts, key);
   for (;;) {
     if (ts->edge_keys[h] == key) return ts->edge_values[h];
     if (ts->edge_keys[h] == 0) {
@@ -269,17 +273,42 @@ uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
   }
 }
 
+// The edge index of (caller, callee) in this thread's callpath rows, or
+// UINT32_MAX when the table is full (the instance then counts in the flat
+// profile only; noted once per thread). Inline up to the first probe,
+// which finds a pair seen before unless another pair took its slot first.
+// The lookup and the edge's update as calls of their own cost the
+// callpath rung of the ladder 55 instructions a pair more (439 against
+// 384; docs/PERFORMANCE.md, "Callpath rung").
+__attribute__((always_inline)) inline uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee) {
+  if (MRI_LIKELY(ts->edge_keys != nullptr)) {
+    const uint64_t key = edge_key(caller, callee);
+    const uint32_t h = edge_hash(ts, key);
+    if (MRI_LIKELY(ts->edge_keys[h] == key)) return ts->edge_values[h];
+  }
+  return edge_index_slow(ts, caller, callee);
+}
+
 // One caller/callee pair of a profile slice.
-void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
-              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost) {
+__attribute__((always_inline)) inline void add_edge_inline(ThreadState* ts, uint32_t slice, uint32_t caller,
+                                                           uint32_t callee, uint64_t inclusive, uint64_t exclusive,
+                                                           uint64_t comp_inclusive, uint64_t comp_exclusive,
+                                                           bool outermost) {
   const uint32_t e = edge_index(ts, caller, callee);
-  if (e == UINT32_MAX) return;
+  if (MRI_UNLIKELY(e == UINT32_MAX)) return;
   proto::EdgeSlot* s = ts->edge_rows[slice] + e;
-  if (s->calls == 0) {
+  if (MRI_UNLIKELY(s->calls == 0)) {
     s->caller = caller;
     s->callee = callee;
   }
   add_instance(s, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
+}
+
+}  // namespace
+
+void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
+              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost) {
+  add_edge_inline(ts, slice, caller, callee, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
 }
 
 namespace {
@@ -288,18 +317,20 @@ namespace {
 // With unwinding, the unannotated functions between the caller region and
 // this instance (ts->unwound at the popped frame's index, ts->depth) are
 // edges of their own: each carries the instance and its inclusive value,
-// no exclusive value.
+// no exclusive value. One call from the exit, with the lookup and the
+// update inline in it; inlined into the exit too, it made every flat
+// profile pair 8 instructions longer (register allocation).
 __attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
                                                uint64_t inclusive, uint64_t exclusive, uint64_t comp_inclusive,
                                                uint64_t comp_exclusive, bool outermost) {
-  if (g.slice_unwind[slice] && ts->frames[ts->depth].unwound) {
+  if (MRI_UNLIKELY(g.slice_unwind[slice] && ts->frames[ts->depth].unwound)) {
     const UnwoundFrame& u = ts->unwound[ts->depth];
     for (uint32_t k = 0; k < u.n; ++k) {
-      add_edge(ts, slice, caller, uint32_t(u.chain[k]), inclusive, 0, comp_inclusive, 0, outermost);
+      add_edge_inline(ts, slice, caller, uint32_t(u.chain[k]), inclusive, 0, comp_inclusive, 0, outermost);
       caller = uint32_t(u.chain[k]);
     }
   }
-  add_edge(ts, slice, caller, callee, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
+  add_edge_inline(ts, slice, caller, callee, inclusive, exclusive, comp_inclusive, comp_exclusive, outermost);
 }
 
 inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }

@@ -320,10 +320,9 @@ __attribute__((always_inline)) inline void add_instance(Slot* s, uint64_t inclus
   s->comp_exclusive += comp_exclusive;
 }
 
-// Callpath rows (hot_path.cpp): the edge index of (caller, callee) in this
-// thread's rows (UINT32_MAX: table full), and one instance added to an
-// edge of a slice. Inside the thread's sequence lock.
-uint32_t edge_index(ThreadState* ts, uint32_t caller, uint32_t callee);
+// Callpath rows (hot_path.cpp): one instance added to the edge (caller,
+// callee) of a slice (nothing where the thread's edge table is full).
+// Inside the thread's sequence lock.
 void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
               uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost);
 
