@@ -218,7 +218,7 @@ static double left_share(const char *what, int kind, double t0, double raw, doub
     MRI_Overhead_Calibration c;
     assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
     const double per_child = (raw - t0) / atof(CHILDREN), delta = c.kind[kind].delta_inclusive;
-    if (per_child > 2.0 * delta || per_child < delta / 1.5) {
+    if (!MRI_TEST_SANITIZED && (per_child > 2.0 * delta || per_child < delta / 1.5)) {
         print_message("%s: each child added %.1f ns, %s the calibrated %.1f ns: the machine ran this run at "
                       "another speed than the calibration\n",
                       what, per_child, per_child > delta ? "more than twice" : "less than 2/3 of", delta);
@@ -239,14 +239,18 @@ static int accepted(const char *what, double share, int *repeats)
 }
 
 /* The median run left at most 50% of the added overhead (either way; see
- * the top of the file). Under a sanitizer too: its checks in the
- * monitor's own code cost more in place than in the calibration's tight
- * loop (ASan on the Zen 5 host: 27 to 40% left), and what is checked there
- * is the memory, not the timing. */
+ * the top of the file). Not under a sanitizer (MRI_TEST_SANITIZED): there
+ * the figure measures the sanitizer's checks in the monitor's code, which
+ * cost more or less in place than in the calibration's tight loop. */
 #define MAX_LEFT 0.50
 static void expect_compensated(const char *what, double share[RUNS])
 {
     const double m = median(share, RUNS);
+    if (MRI_TEST_SANITIZED) {
+        print_message("%s: the median run left %.1f%% of the added overhead (not held under a sanitizer)\n", what,
+                      100.0 * m);
+        return;
+    }
     if (fabs(m) > MAX_LEFT)
         fail_msg("%s: the median run left %.1f%% of the added overhead, not within %.0f%%", what, 100.0 * m,
                  100.0 * MAX_LEFT);
