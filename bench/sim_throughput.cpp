@@ -23,6 +23,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -248,6 +249,46 @@ BENCHMARK(BM_L1L2_split2_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_L1L2_split4_two_threads_matmul_ijk)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_L1L2_split4_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// --replay=STREAM,CONFIG,PASSES: replays STREAM (ijk or ikj) through a new
+// hierarchy of CONFIG (two, three or 2cores: the rungs' hierarchies)
+// PASSES times in batches as the rungs do, prints the references of one
+// pass and exits; no timing. For counting instructions with callgrind
+// (bench/sim_instructions.sh): the difference between two pass counts is
+// the warm passes' work, the same on every run of the same binary.
+int replay_only(const char* spec) {
+  char stream[8] = {0}, config[8] = {0};
+  int passes = 0;
+  if (std::sscanf(spec, "%7[^,],%7[^,],%d", stream, config, &passes) != 3 || passes < 1 ||
+      (std::strcmp(stream, "ijk") != 0 && std::strcmp(stream, "ikj") != 0)) {
+    std::fprintf(stderr, "sim_throughput: --replay=%s: expected ijk|ikj,two|three|2cores,PASSES (PASSES >= 1)\n",
+                 spec);
+    return 2;
+  }
+  const char* text = std::strcmp(config, "two") == 0     ? kTwoLevels
+                     : std::strcmp(config, "three") == 0  ? kThreeLevels
+                     : std::strcmp(config, "2cores") == 0 ? kTwoCores
+                                                          : nullptr;
+  if (text == nullptr) {
+    std::fprintf(stderr, "sim_throughput: --replay: unknown hierarchy '%s' (two, three, 2cores)\n", config);
+    return 2;
+  }
+  const std::vector<Access>& s = std::strcmp(stream, "ijk") == 0 ? stream_ijk() : stream_ikj();
+  auto h = make(text);
+  constexpr size_t kBatch = 4096;
+  for (int p = 0; p < passes; ++p)
+    for (size_t i = 0; i < s.size(); i += kBatch) h->simulate(0, s.data() + i, std::min(kBatch, s.size() - i));
+  std::printf("references per pass %zu\n", s.size());
+  return 0;
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--replay=", 9) == 0) return replay_only(argv[i] + 9);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

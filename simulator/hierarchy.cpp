@@ -129,19 +129,17 @@ inline uint64_t insert_front(uint64_t* set, uint32_t ways, uint64_t entry) {
 // and then a shift: on the ijk matmul stream (bench/sim_throughput.cpp),
 // where half the references miss L1 and find their line 8 deep in L2, this
 // took the throughput from 78 to 95-104 million references/s.
-// W: the set's ways when known at compile time, else 0 (then `ways`):
-// unrolled, a line found at a fixed depth (the ijk stream's B lines, 8 deep
-// in L2) costs no loop branches (139 against 121 million/s on that stream).
-template <uint32_t W = 0>
+// A way holds the line when tag - key is 0 (clean) or 1 (dirty; key is
+// even).
 inline int lookup_lru(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
-  const uint32_t n = W != 0 ? W : ways;
+  const uint64_t neg = 0 - key;
   uint64_t prev = set[0];
-  if ((prev ^ key) <= 1) return 0;
+  if (prev + neg <= 1) return 0;
 #pragma GCC unroll 16
-  for (uint32_t w = 1; w < n; ++w) {
+  for (uint32_t w = 1; w < ways; ++w) {
     const uint64_t cur = set[w];
     set[w] = prev;
-    if ((cur ^ key) <= 1) {
+    if (cur + neg <= 1) {
       set[0] = cur;
       return 0;
     }
@@ -152,15 +150,51 @@ inline int lookup_lru(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* vict
   return -1;
 }
 
+// One way of lookup_lru_fixed: moves `prev` into way I and takes what was
+// there; true if that was the line.
+template <size_t I>
+__attribute__((always_inline)) inline bool lookup_step(uint64_t* set, uint64_t& prev, uint64_t neg) {
+  const uint64_t cur = set[I];
+  set[I] = prev;
+  prev = cur;
+  return cur + neg <= 1;
+}
+
+// lookup_lru for a set of W ways, written out way by way with constant
+// offsets: a line found at a fixed depth (the ijk stream's B lines, 8 deep
+// in L2) costs no loop branches (139 against 121 million/s on that stream
+// when the loop was first unrolled), and each way is five instructions: a
+// load, a store, a lea (tag + neg), a compare and a branch. GCC's own
+// unrolling of the loop above takes eight (a pointer increment, two
+// register moves, and a copy and subtraction instead of the lea).
+template <uint32_t W, size_t... I>
+__attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64_t key, uint64_t* victim,
+                                                           std::index_sequence<I...>) {
+  uint64_t neg = 0 - key;
+  // Hidden from the optimiser, which otherwise turns tag + neg back into
+  // a copy of the tag and a subtraction of key.
+  asm("" : "+r"(neg));
+  uint64_t prev = set[0];
+  if (prev + neg <= 1) return 0;
+  // Ways 1 .. W-1 in order; the fold stops at the first hit.
+  if ((lookup_step<I + 1>(set, prev, neg) || ...)) {
+    set[0] = prev;
+    return 0;
+  }
+  set[0] = kInvalid;
+  *victim = prev;
+  return -1;
+}
+
 // lookup_lru with the common associativities unrolled.
-inline int lookup_lru_any(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
+__attribute__((always_inline)) inline int lookup_lru_any(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
   switch (ways) {
     case 8:
-      return lookup_lru<8>(set, 8, key, victim);
+      return lookup_lru_fixed<8>(set, key, victim, std::make_index_sequence<7>{});
     case 12:
-      return lookup_lru<12>(set, 12, key, victim);
+      return lookup_lru_fixed<12>(set, key, victim, std::make_index_sequence<11>{});
     case 16:
-      return lookup_lru<16>(set, 16, key, victim);
+      return lookup_lru_fixed<16>(set, key, victim, std::make_index_sequence<15>{});
     default:
       return lookup_lru(set, ways, key, victim);
   }
@@ -326,6 +360,15 @@ struct Hierarchy::Impl {
     if constexpr (kMon) {
       const uint32_t bit = event_bit(level, kind);
       if (((active_events >> bit) & 1) && addr - active_lo < active_span) note_slow(core, addr, bit);
+    }
+  }
+
+  // The same, with the monitors' summary from a ReadPath.
+  template <bool kMon, class P>
+  inline void note(uint32_t core, uint64_t addr, uint32_t level, EventKind kind, const P& p) {
+    if constexpr (kMon) {
+      const uint32_t bit = event_bit(level, kind);
+      if (((p.events >> bit) & 1) && addr - p.lo < p.span) note_slow(core, addr, bit);
     }
   }
 
@@ -542,7 +585,8 @@ struct Hierarchy::Impl {
   // is a call (medians of 5, bench/sim_throughput.cpp).
   template <bool kMon>
   __attribute__((always_inline)) inline size_t inline_hits(uint64_t* base, const Access* accesses, size_t i,
-                                                            size_t n, uint64_t* hits, uint64_t* write_hits) {
+                                                            size_t n, uint64_t* hits, uint64_t* write_hits,
+                                                            bool* one_line) {
     const Cache& l1 = data[0];
     const uint32_t shift = l1.line_shift;
     const uint64_t mask = l1.set_mask;
@@ -562,7 +606,10 @@ struct Hierarchy::Impl {
       const uint64_t line = a.addr >> shift;
       const uint64_t type = a.type;
       if (type > kWrite || ((a.addr + a.size - 1) >> shift) != line) break;
-      if (kMon && a.addr - lo < span) break;
+      if (kMon && a.addr - lo < span) {
+        *one_line = true;
+        break;
+      }
       // (tag ^ key) is 0 for a clean match and 1 for a dirty one, so
       // "diff - type <= 1 - type" is "diff <= 1" for a read and "diff == 1"
       // for a write, in one compare.
@@ -577,7 +624,10 @@ struct Hierarchy::Impl {
         // The second most recent way too: two lines that alternate in one
         // set (a row of B and a row of C in ikj matmul) would otherwise
         // leave the inline path at every reference.
-        if ((way1 ^ key) - type > 1 - type) break;
+        if ((way1 ^ key) - type > 1 - type) {
+          *one_line = true;
+          break;
+        }
         if (lru) {
           set[1] = way0;
           set[0] = way1;
@@ -591,42 +641,74 @@ struct Hierarchy::Impl {
     return i;
   }
 
-  // A read of one line at LRU level `lvl`: looks it up and reorders the
-  // set. Returns true on a hit; on a miss, way 0 of *set is left for the
-  // caller to fill once the levels below have seen the reference, and the
-  // line pushed out of the set is in *victim.
+  // The first two levels as one core's reads see them, copied out of
+  // data[] at the start of a batch, and their read counters, kept here and
+  // added to counters[] at its end. The tag stores of the read path are
+  // uint64_t stores, which as far as the compiler knows may change any
+  // uint64_t field of a Cache (set_mask) or a counter: read from data[] and
+  // counted in memory, every reference reloaded the geometry and read,
+  // incremented and stored four counters.
+  struct ReadPath {
+    uint64_t* base[2];
+    uint64_t mask[2];
+    uint32_t shift[2];
+    uint32_t ways[2];
+    bool downgrade[2];          // coherent && lvl + 1 == first_single
+    uint64_t events, lo, span;  // active_events, active_lo, active_span, for note()
+    uint64_t misses[2] = {0, 0};
+  };
+
+  ReadPath read_path(uint32_t core) const {
+    ReadPath p;
+    for (uint32_t lvl = 0; lvl < 2; ++lvl) {
+      const Cache& c = data[std::min(lvl, nlevels - 1)];
+      p.base[lvl] = c.core_base[core];
+      p.mask[lvl] = c.set_mask;
+      p.shift[lvl] = c.line_shift;
+      p.ways[lvl] = c.ways;
+      p.downgrade[lvl] = coherent && lvl + 1 == first_single;
+    }
+    p.events = active_events;
+    p.lo = active_lo;
+    p.span = active_span;
+    return p;
+  }
+
+  // A read of one line at LRU level `lvl` (0 or 1): looks it up and
+  // reorders the set. Returns true on a hit; on a miss, way 0 of *set is
+  // left for the caller to fill once the levels below have seen the
+  // reference, and the line pushed out of the set is in *victim.
   template <bool kMon>
-  __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, uint64_t** set,
-                                                         uint64_t* victim) {
-    Cache& c = data[lvl];
-    const uint64_t line = addr >> c.line_shift;
-    *set = c.core_set(core, line);
-    RawCounters& k = raw(core, lvl);
-    ++k.accesses[kClsRead];
-    if (lookup_lru_any(*set, c.ways, line << 1, victim) == 0) {
-      note<kMon>(core, addr, lvl, EventKind::kReadHit);
+  __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, ReadPath& p,
+                                                         uint64_t** set, uint64_t* victim) {
+    const uint64_t line = addr >> p.shift[lvl];
+    *set = p.base[lvl] + (line & p.mask[lvl]) * p.ways[lvl];
+    if (lookup_lru_any(*set, p.ways[lvl], line << 1, victim) == 0) {
+      note<kMon>(core, addr, lvl, EventKind::kReadHit, p);
       return true;
     }
-    ++k.misses[kClsRead];
-    note<kMon>(core, addr, lvl, EventKind::kReadMiss);
-    if (coherent && lvl + 1 == first_single) downgrade_others<kMon>(core, addr);
+    ++p.misses[lvl];
+    note<kMon>(core, addr, lvl, EventKind::kReadMiss, p);
+    if (p.downgrade[lvl]) downgrade_others<kMon>(core, addr);
     return false;
   }
 
   // ref_line(core, 0, addr, kOpRead) for a hierarchy whose first two levels
   // are LRU, with those two levels inline: the path of a read that misses
-  // L1 and hits L2, half of all references of the ijk multiply.
+  // L1 and hits L2, half of all references of the ijk multiply. The reads
+  // of L1 are counted by the caller, the reads of L2 and the misses of both
+  // in `p`.
   template <bool kMon>
-  __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr) {
+  __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr, ReadPath& p) {
     uint64_t *set1, *set2;
     uint64_t victim1 = kInvalid, victim2 = kInvalid;
-    if (read_level<kMon>(core, 0, addr, &set1, &victim1)) return;
-    if (nlevels > 1 && !read_level<kMon>(core, 1, addr, &set2, &victim2)) {
+    if (read_level<kMon>(core, 0, addr, p, &set1, &victim1)) return;
+    if (nlevels > 1 && !read_level<kMon>(core, 1, addr, p, &set2, &victim2)) {
       if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
-      set2[0] = (addr >> data[1].line_shift) << 1;
+      set2[0] = (addr >> p.shift[1]) << 1;
       if (victim2 & kDirty) evicted<kMon>(core, 1, victim2);
     }
-    set1[0] = (addr >> data[0].line_shift) << 1;
+    set1[0] = (addr >> p.shift[0]) << 1;
     if (victim1 & kDirty) evicted<kMon>(core, 0, victim1);
   }
 
@@ -639,22 +721,30 @@ struct Hierarchy::Impl {
   void run_default(uint32_t core, const Access* accesses, size_t n) {
     Cache& l1 = data[0];
     uint64_t* const base = l1.core_base[core];
-    const uint32_t shift = l1.line_shift;
+    ReadPath p = read_path(core);
+    const bool lru = lru_reads;
     uint64_t hits = 0, write_hits = 0, reads = 0;
     for (size_t i = 0; i < n; ++i) {
-      i = inline_hits<kHits>(base, accesses, i, n, &hits, &write_hits);
+      bool one_line = false;
+      i = inline_hits<kHits>(base, accesses, i, n, &hits, &write_hits, &one_line);
       if (i == n) break;
       const Access& a = accesses[i];
-      if (lru_reads && a.type == kRead && a.size != 0 && ((a.addr + a.size - 1) >> shift) == (a.addr >> shift)) {
+      if (lru && a.type == kRead && one_line) {
         ++reads;
-        read_l1_l2<kMon>(core, a.addr);
+        read_l1_l2<kMon>(core, a.addr, p);
       } else {
         general_access<kMon>(core, a);
       }
     }
     RawCounters& k = raw(core, 0);
-    k.accesses[kClsRead] += hits - write_hits;
+    k.accesses[kClsRead] += hits - write_hits + reads;
     k.accesses[kClsWrite] += write_hits;
+    k.misses[kClsRead] += p.misses[0];
+    if (nlevels > 1) {
+      RawCounters& k2 = raw(core, 1);
+      k2.accesses[kClsRead] += p.misses[0];
+      k2.misses[kClsRead] += p.misses[1];
+    }
     refs[core].reads += hits - write_hits + reads;
     refs[core].writes += write_hits;
   }

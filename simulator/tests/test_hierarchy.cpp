@@ -395,6 +395,8 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   expect_agreement_with_naive_model("L1:2K,8,64;L2:16K,16,64", {{2048, 8, true}, {16384, 16, true}});
   // Direct-mapped L1: the inline path has no second way to look at.
   expect_agreement_with_naive_model("L1:1K,1,64;L2:8K,8,64", {{1024, 1, true}, {8192, 8, true}});
+  // One level: the read path counts its misses and nothing below it.
+  expect_agreement_with_naive_model("L1:1K,4,64", {{1024, 4, true}});
 }
 
 // Batches of any size give the same result as one reference at a time.
