@@ -301,9 +301,23 @@ struct Hierarchy::Impl {
     if (config.cachegrind_compatible)
       kernel = mon ? &Impl::run_compat<true> : &Impl::run_compat<false>;
     else
-      kernel = !mon              ? &Impl::run_default<false>
-               : inline_span != 0 ? &Impl::run_default<true, true>
-                                  : &Impl::run_default<true, false>;
+      kernel = !mon              ? default_kernel<false, false>()
+               : inline_span != 0 ? default_kernel<true, true>()
+                                  : default_kernel<true, false>();
+  }
+
+  // run_default for the associativities of L1 and L2 when they are common
+  // ones (8 or 12 ways over 8 or 16), so that the inline and read paths
+  // index sets and search them without a switch on the ways or a multiply.
+  template <bool kMon, bool kHits>
+  Kernel default_kernel() const {
+    if (lru_reads && nlevels >= 2) {
+      const uint32_t w1 = data[0].ways, w2 = data[1].ways;
+      if (w1 == 8 && w2 == 8) return &Impl::run_default<kMon, kHits, 8, 8>;
+      if (w1 == 8 && w2 == 16) return &Impl::run_default<kMon, kHits, 8, 16>;
+      if (w1 == 12 && w2 == 16) return &Impl::run_default<kMon, kHits, 12, 16>;
+    }
+    return &Impl::run_default<kMon, kHits>;
   }
 
   // ------------------------------------------------------------ monitors
@@ -583,14 +597,14 @@ struct Hierarchy::Impl {
   // run_default, whose loop calls it after every general-path reference):
   // 369 million references/s on the ikj matmul stream, 340 million when it
   // is a call (medians of 5, bench/sim_throughput.cpp).
-  template <bool kMon>
+  template <bool kMon, uint32_t W1 = 0>
   __attribute__((always_inline)) inline size_t inline_hits(uint64_t* base, const Access* accesses, size_t i,
                                                             size_t n, uint64_t* hits, uint64_t* write_hits,
                                                             bool* one_line) {
     const Cache& l1 = data[0];
     const uint32_t shift = l1.line_shift;
     const uint64_t mask = l1.set_mask;
-    const uint64_t ways = l1.ways;
+    const uint64_t ways = W1 != 0 ? W1 : l1.ways;
     const bool two_ways = ways >= 2;
     const bool lru = l1.lru;
     const uint64_t lo = inline_lo, span = inline_span;
@@ -678,12 +692,18 @@ struct Hierarchy::Impl {
   // reorders the set. Returns true on a hit; on a miss, way 0 of *set is
   // left for the caller to fill once the levels below have seen the
   // reference, and the line pushed out of the set is in *victim.
-  template <bool kMon>
+  // W: the level's ways when the kernel knows them, else 0.
+  template <bool kMon, uint32_t W>
   __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, ReadPath& p,
                                                          uint64_t** set, uint64_t* victim) {
     const uint64_t line = addr >> p.shift[lvl];
-    *set = p.base[lvl] + (line & p.mask[lvl]) * p.ways[lvl];
-    if (lookup_lru_any(*set, p.ways[lvl], line << 1, victim) == 0) {
+    *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
+    int found;
+    if constexpr (W != 0)
+      found = lookup_lru_fixed<W>(*set, line << 1, victim, std::make_index_sequence<W - 1>{});
+    else
+      found = lookup_lru_any(*set, p.ways[lvl], line << 1, victim);
+    if (found == 0) {
       note<kMon>(core, addr, lvl, EventKind::kReadHit, p);
       return true;
     }
@@ -698,12 +718,12 @@ struct Hierarchy::Impl {
   // L1 and hits L2, half of all references of the ijk multiply. The reads
   // of L1 are counted by the caller, the reads of L2 and the misses of both
   // in `p`.
-  template <bool kMon>
+  template <bool kMon, uint32_t W1, uint32_t W2>
   __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr, ReadPath& p) {
     uint64_t *set1, *set2;
     uint64_t victim1 = kInvalid, victim2 = kInvalid;
-    if (read_level<kMon>(core, 0, addr, p, &set1, &victim1)) return;
-    if (nlevels > 1 && !read_level<kMon>(core, 1, addr, p, &set2, &victim2)) {
+    if (read_level<kMon, W1>(core, 0, addr, p, &set1, &victim1)) return;
+    if (nlevels > 1 && !read_level<kMon, W2>(core, 1, addr, p, &set2, &victim2)) {
       if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
       set2[0] = (addr >> p.shift[1]) << 1;
       if (victim2 & kDirty) evicted<kMon>(core, 1, victim2);
@@ -717,7 +737,9 @@ struct Hierarchy::Impl {
   // misses) the inline path skips that test and keeps in registers what
   // it would spill (sim_throughput's program rung: 429-433 -> 445-450
   // million references/s).
-  template <bool kMon, bool kHits = kMon>
+  // W1, W2: the ways of L1 and L2 when known at compile time
+  // (default_kernel), else 0.
+  template <bool kMon, bool kHits = kMon, uint32_t W1 = 0, uint32_t W2 = 0>
   void run_default(uint32_t core, const Access* accesses, size_t n) {
     Cache& l1 = data[0];
     uint64_t* const base = l1.core_base[core];
@@ -726,12 +748,12 @@ struct Hierarchy::Impl {
     uint64_t hits = 0, write_hits = 0, reads = 0;
     for (size_t i = 0; i < n; ++i) {
       bool one_line = false;
-      i = inline_hits<kHits>(base, accesses, i, n, &hits, &write_hits, &one_line);
+      i = inline_hits<kHits, W1>(base, accesses, i, n, &hits, &write_hits, &one_line);
       if (i == n) break;
       const Access& a = accesses[i];
       if (lru && a.type == kRead && one_line) {
         ++reads;
-        read_l1_l2<kMon>(core, a.addr, p);
+        read_l1_l2<kMon, W1, W2>(core, a.addr, p);
       } else {
         general_access<kMon>(core, a);
       }
