@@ -674,6 +674,8 @@ struct Hierarchy::Impl {
   ReadPath read_path(uint32_t core) const {
     ReadPath p;
     for (uint32_t lvl = 0; lvl < 2; ++lvl) {
+      // With one level, entry 1 repeats L1 and is never used (nlevels > 1
+      // guards every use).
       const Cache& c = data[std::min(lvl, nlevels - 1)];
       p.base[lvl] = c.core_base[core];
       p.mask[lvl] = c.set_mask;
