@@ -95,13 +95,17 @@ constexpr const char* kThreeLevels = "L1:32K,8,64,lru;L2:1M,16,64,lru;L3:32M,16,
 // looks into the other core's L1 and L2), even for a one-thread stream.
 constexpr const char* kTwoCores = "L1:32K,8,64,lru;L2:1M,16,64,lru;L3:32M,16,64,lru,shared;cores=2";
 
+// One pass of `stream` through `h`, in batches of 4096 references (the
+// batch size of the in-application adapter).
+void replay_pass(mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
+  constexpr size_t kBatch = 4096;
+  for (size_t i = 0; i < stream.size(); i += kBatch)
+    h.simulate(0, stream.data() + i, std::min(kBatch, stream.size() - i));
+}
+
 // Replays `stream` through `h`, reporting references/s and L1's miss ratio.
 void replay(benchmark::State& state, mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
-  constexpr size_t kBatch = 4096;
-  for (auto _ : state) {
-    for (size_t i = 0; i < stream.size(); i += kBatch)
-      h.simulate(0, stream.data() + i, std::min(kBatch, stream.size() - i));
-  }
+  for (auto _ : state) replay_pass(h, stream);
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(stream.size()));
   const mri::sim::LevelCounters l1 = h.counters(0, 0);
   state.counters["L1_miss_%"] =
@@ -257,9 +261,9 @@ BENCHMARK(BM_L1L2_split4_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)-
 // the warm passes' work, the same on every run of the same binary.
 int replay_only(const char* spec) {
   char stream[8] = {0}, config[8] = {0};
-  int passes = 0;
-  if (std::sscanf(spec, "%7[^,],%7[^,],%d", stream, config, &passes) != 3 || passes < 1 ||
-      (std::strcmp(stream, "ijk") != 0 && std::strcmp(stream, "ikj") != 0)) {
+  int passes = 0, end = 0;
+  if (std::sscanf(spec, "%7[^,],%7[^,],%d%n", stream, config, &passes, &end) != 3 || spec[end] != '\0' ||
+      passes < 1 || (std::strcmp(stream, "ijk") != 0 && std::strcmp(stream, "ikj") != 0)) {
     std::fprintf(stderr, "sim_throughput: --replay=%s: expected ijk|ikj,two|three|2cores,PASSES (PASSES >= 1)\n",
                  spec);
     return 2;
@@ -274,9 +278,7 @@ int replay_only(const char* spec) {
   }
   const std::vector<Access>& s = std::strcmp(stream, "ijk") == 0 ? stream_ijk() : stream_ikj();
   auto h = make(text);
-  constexpr size_t kBatch = 4096;
-  for (int p = 0; p < passes; ++p)
-    for (size_t i = 0; i < s.size(); i += kBatch) h->simulate(0, s.data() + i, std::min(kBatch, s.size() - i));
+  for (int p = 0; p < passes; ++p) replay_pass(*h, s);
   std::printf("references per pass %zu\n", s.size());
   return 0;
 }
