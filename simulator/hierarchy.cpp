@@ -150,7 +150,7 @@ inline int lookup_lru(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* vict
   return -1;
 }
 
-// One way of lookup_lru_fixed: moves `prev` into way I and takes what was
+// One way of lookup_lru_unrolled: moves `prev` into way I and takes what was
 // there; true if that was the line.
 template <size_t I>
 __attribute__((always_inline)) inline bool lookup_step(uint64_t* set, uint64_t& prev, uint64_t neg) {
@@ -167,9 +167,9 @@ __attribute__((always_inline)) inline bool lookup_step(uint64_t* set, uint64_t& 
 // load, a store, a lea (tag + neg), a compare and a branch. GCC's own
 // unrolling of the loop above takes eight (a pointer increment, two
 // register moves, and a copy and subtraction instead of the lea).
-template <uint32_t W, size_t... I>
-__attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64_t key, uint64_t* victim,
-                                                           std::index_sequence<I...>) {
+template <size_t... I>
+__attribute__((always_inline)) inline int lookup_lru_unrolled(uint64_t* set, uint64_t key, uint64_t* victim,
+                                                              std::index_sequence<I...>) {
   uint64_t neg = 0 - key;
   // Hidden from the optimiser, which otherwise turns tag + neg back into
   // a copy of the tag and a subtraction of key.
@@ -186,15 +186,20 @@ __attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64
   return -1;
 }
 
+template <uint32_t W>
+__attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64_t key, uint64_t* victim) {
+  return lookup_lru_unrolled(set, key, victim, std::make_index_sequence<W - 1>{});
+}
+
 // lookup_lru with the common associativities unrolled.
 __attribute__((always_inline)) inline int lookup_lru_any(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
   switch (ways) {
     case 8:
-      return lookup_lru_fixed<8>(set, key, victim, std::make_index_sequence<7>{});
+      return lookup_lru_fixed<8>(set, key, victim);
     case 12:
-      return lookup_lru_fixed<12>(set, key, victim, std::make_index_sequence<11>{});
+      return lookup_lru_fixed<12>(set, key, victim);
     case 16:
-      return lookup_lru_fixed<16>(set, key, victim, std::make_index_sequence<15>{});
+      return lookup_lru_fixed<16>(set, key, victim);
     default:
       return lookup_lru(set, ways, key, victim);
   }
@@ -701,7 +706,7 @@ struct Hierarchy::Impl {
     *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
     int found;
     if constexpr (W != 0)
-      found = lookup_lru_fixed<W>(*set, line << 1, victim, std::make_index_sequence<W - 1>{});
+      found = lookup_lru_fixed<W>(*set, line << 1, victim);
     else
       found = lookup_lru_any(*set, p.ways[lvl], line << 1, victim);
     if (found == 0) {
