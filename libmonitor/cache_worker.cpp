@@ -20,10 +20,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -32,6 +34,7 @@
 #include "cache_internal.h"
 #include "cachesim.h"
 #include "monitor_internal.h"
+#include "split_judge.h"
 
 namespace mri::monitor {
 namespace {
@@ -71,6 +74,9 @@ std::atomic<int> g_submitters{0};
 // over by one thread (default 32, about 128k references: a millisecond or
 // two; 0: split at the first hand-over, unmeasured, for good), decide_split.
 uint32_t g_split_after = 32;
+// MRI_CACHESIM_SPLIT_LOG=1: a line on stderr at the end of each window
+// (decide_split), to see what the automatic split does with a program.
+bool g_split_log = false;
 // The simulation thread's time in whole batches, with their references.
 std::atomic<uint64_t> g_sim_ticks{0}, g_sim_refs{0};
 
@@ -191,6 +197,8 @@ void start_worker() {
     const unsigned long k = std::strtoul(after, &end, 10);
     if (end != after && *end == '\0' && k <= 1000000) g_split_after = uint32_t(k);
   }
+  const char* log = std::getenv("MRI_CACHESIM_SPLIT_LOG");
+  g_split_log = log && std::strcmp(log, "1") == 0;
   const bool wanted = !off && (g_forced || g_cpus >= 2);
   if (!wanted) return;
   g_worker = new Worker;
@@ -223,23 +231,6 @@ void simulate_here(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::A
 // must be (its references in order). Cleared by cache_drain().
 thread_local bool t_whole_pending = false;
 
-// The automatic split's states, window by window: a trial is two windows
-// split, bracketed by the unsplit windows just before and just after it,
-// so that a program that changes its ways meanwhile is less likely to
-// mislead it.
-enum class Phase : uint8_t {
-  kJoined,   // not split; at the end of a window, maybe a trial (decide_split)
-  kTrial,    // split for the trial's two windows
-  kControl,  // joined again for one window
-  kSplit,    // the trial paid: split for kRecheck windows, then kJoined
-};
-// Split this many windows, the simulator is joined to look again: the
-// program may have changed its ways. Each change costs a copy of cache
-// state (0.4 ms for the 32 MiB L3 of the Zen 5 host, outside the windows'
-// time); a window is 0.2-20 ms.
-constexpr uint32_t kRecheck = 256;
-constexpr uint32_t kFirstBackoff = 256, kMaxBackoff = 8192;
-
 // This thread's window for the automatic split, and what it learnt.
 struct Pace {
   uint64_t last = 0;   // ticks at the end of the previous hand-over; 0: the window restarts
@@ -247,11 +238,8 @@ struct Pace {
   uint64_t own = 0, refs = 0;  // the program's own time between hand-overs; references handed over
   uint32_t batches = 0;
   bool split = false;  // the window's state
-  Phase phase = Phase::kJoined;
-  uint32_t windows = 0;  // in this phase
-  double before = 0, trial = 0;  // ticks per reference all told: the window before the trial, the trial's
-  uint32_t wait = 0;     // windows before the next trial
-  uint32_t backoff = kFirstBackoff;  // the wait after a trial that did not pay: doubles each time
+  uint64_t number = 0;  // windows ended
+  SplitJudge judge;
   uint64_t sim_ticks = 0, sim_refs = 0;  // g_sim_* at the window's start
   double sort_ticks = 0;  // a sort by part, per reference, as last timed
   uint32_t sort_age = 0;  // windows that used it since (split_predicted)
@@ -317,60 +305,48 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
   return pays(w.sort_ticks);
 }
 
-// At the end of a window (Phase): a trial where the model predicts a gain
-// and no earlier trial asks to wait; kept when its time per reference, all
-// told, is at least 5% below the mean of the windows before and after it,
-// else the next trial waits, twice as long each time (256 windows first).
-// A trial that does not pay costs more than its windows: the simulator's
-// state moves between the two CPUs' caches at each change (tree_walk of
+// One line of MRI_CACHESIM_SPLIT_LOG: the window that ended (this
+// thread's count, and the phase it was in), in ns per reference handed
+// over: all told, the program's own time between hand-overs and, where it
+// simulated whole batches, the simulation thread's; then the move made.
+void log_window(const Pace& w, SplitJudge::Phase phase, double per_ref, SplitJudge::Move move, bool done) {
+  static const char* const kPhases[] = {"joined", "trial", "control", "split"};
+  const double ns = g.view.header()->app.ns_per_tick;
+  const uint64_t sim_refs = g_sim_refs.load(std::memory_order_relaxed) - w.sim_refs;
+  const uint64_t sim_ticks = g_sim_ticks.load(std::memory_order_relaxed) - w.sim_ticks;
+  char thread[48] = "";
+  if (sim_refs > 0) std::snprintf(thread, sizeof thread, ", simulation thread %.2f", ns * double(sim_ticks) / double(sim_refs));
+  const char* to = move == SplitJudge::Move::kNone ? ""
+                   : move == SplitJudge::Move::kSplit ? (done ? " -> split" : " -> split (by another thread)")
+                                                      : (done ? " -> joined" : " -> joined (by another thread)");
+  std::fprintf(stderr, "mri-cachesim: tid %ld window %llu (%s): %.2f ns a reference (program %.2f%s)%s\n",
+               static_cast<long>(syscall(SYS_gettid)), static_cast<unsigned long long>(w.number),
+               kPhases[int(phase)], ns * per_ref, ns * double(w.own) / double(w.refs), thread, to);
+}
+
+// At the end of a window: the judge's move (split_judge.h: a trial where
+// the model predicts a gain and no earlier trial asks to wait; kept when
+// its faster window is at least 5% faster than the faster of the windows
+// around it, else the next trial waits, twice as long each time). A trial
+// that does not pay costs more than its windows: the simulator's state
+// moves between the two CPUs' caches at each change (tree_walk of
 // bench/compensation, whose simulation misses the host's caches, runs its
 // trials' windows and the next ones at half speed). (docs/PERFORMANCE.md,
-// "Automatic split": the ijk matrix multiply splits at its second window
-// and stays split; ikj does not try; is_sort tries in its phases of many
-// misses.)
+// "Automatic split" and "A noisy host": the ijk matrix multiply splits at
+// its second or third window and stays split; ikj seldom tries; is_sort
+// tries in its phases of many misses.)
 void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t now) {
   Pace& w = t_pace;
   const double per_ref = double(now - w.start) / double(w.refs);
-  ++w.windows;
-  auto go = [&](Phase next, bool split) {
-    if (!(split ? h->split() : h->unsplit())) return;  // another thread did
-    w.phase = next;
-    w.windows = 0;
-  };
-  switch (w.phase) {
-    case Phase::kJoined:
-      if (w.wait > 0) {
-        --w.wait;
-      } else if (split_predicted(h, w, refs, n)) {
-        w.before = per_ref;
-        w.trial = 0;
-        go(Phase::kTrial, true);
-      }
-      break;
-    case Phase::kTrial:
-      w.trial += per_ref / 2;
-      if (w.windows == 2) go(Phase::kControl, false);
-      break;
-    case Phase::kControl:
-      if (w.trial <= 0.95 * (w.before + per_ref) / 2) {
-        w.backoff = kFirstBackoff;
-        go(Phase::kSplit, true);
-      } else {
-        w.wait = w.backoff;
-        w.backoff = std::min(2 * w.backoff, kMaxBackoff);
-        w.phase = Phase::kJoined;
-        w.windows = 0;
-      }
-      break;
-    case Phase::kSplit:
-      // Joined again to look after kRecheck windows, or as soon as the
-      // time per reference moves 30% away from the trial's: the program
-      // has changed its ways (is_sort's phase of many misses ends, and
-      // split, its next phase runs at half speed).
-      if (w.windows >= kRecheck || (w.trial > 0 && (per_ref < 0.7 * w.trial || per_ref > w.trial / 0.7)))
-        go(Phase::kJoined, false);
-      break;
+  const SplitJudge::Phase phase = w.judge.phase();
+  const SplitJudge::Move move = w.judge.end_window(per_ref, [&] { return split_predicted(h, w, refs, n); });
+  bool done = false;
+  if (move != SplitJudge::Move::kNone) {
+    done = move == SplitJudge::Move::kSplit ? h->split() : h->unsplit();  // false: another thread did
+    w.judge.moved(done);
   }
+  ++w.number;
+  if (g_split_log) log_window(w, phase, per_ref, move, done);
   restart_window(w, h->split_mask() != 0);
 }
 
@@ -469,9 +445,7 @@ void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Ac
   Pace& w = t_pace;
   if (w.split != split) {  // another thread changed it: no trial of this thread's to judge
     restart_window(w, split);
-    w.phase = split ? Phase::kSplit : Phase::kJoined;
-    w.windows = 0;
-    w.trial = 0;
+    w.judge.changed_elsewhere(split);
   }
   const uint64_t start = ticks();
   if (w.last != 0) {

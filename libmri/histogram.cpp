@@ -166,6 +166,10 @@ int cache_configuration_for_load(std::string& text) {
     if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*after)) || k > 1000000)
       return fail("MRI_CACHESIM_SPLIT_AFTER=\"%s\": a number of hand-overs from 0 to 1000000", after);
   }
+  const char* log = std::getenv("MRI_CACHESIM_SPLIT_LOG");
+  if (log && *log && std::strcmp(log, "0") != 0 && std::strcmp(log, "1") != 0)
+    return fail("MRI_CACHESIM_SPLIT_LOG=\"%s\": 0 (quiet) or 1 (a line on the program's stderr for each window of "
+                "the automatic split)", log);
   return MRI_OK;
 }
 

@@ -690,6 +690,9 @@ static void test_bad_configuration(void **state)
     const char *bad_afters[] = {"-1", "x", "2000000", "8 "};
     expect_refused("MRI_CACHESIM_SPLIT_AFTER", bad_afters, sizeof bad_afters / sizeof *bad_afters,
                    "a number of hand-overs", argv);
+    /* Whether the automatic split says what it does: 0 or 1. */
+    const char *bad_logs[] = {"yes", "2"};
+    expect_refused("MRI_CACHESIM_SPLIT_LOG", bad_logs, 2, "0 (quiet) or 1", argv);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 

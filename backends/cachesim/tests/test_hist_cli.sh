@@ -31,6 +31,24 @@ grep -q ';' "$dir/all.csv" || fail "no bin lists two data structures: $(cat "$di
 awk -F, 'NR > 1 { sum += $4; if (NR < 9 && $4 != 12296) bad = 1 } END { exit bad || sum != 98368 }' "$dir/all.csv" ||
   fail "bin sizes: $(cat "$dir/all.csv")"
 
+# The automatic split's log (MRI_CACHESIM_SPLIT_LOG=1, windows of 4
+# batches): one line per window on the program's stderr, numbered from 1,
+# and the counts as without it (every line of A misses at each of 100
+# sweeps); nothing with 0.
+for log in 1 0; do
+  MRI_CACHESIM_ASYNC=1 MRI_CACHESIM_SPLIT_AFTER=4 MRI_CACHESIM_SPLIT_LOG=$log \
+    "$mri" hist --metric L1_DATA_READ_MISS --data A --region sweep -o /dev/null -- "$app" sweep 100 1 \
+    > "$dir/log$log.out" 2> "$dir/log$log.err" || { cat "$dir/log$log.err"; fail "mri hist with MRI_CACHESIM_SPLIT_LOG=$log"; }
+  grep -q "total 102400" "$dir/log$log.out" || fail "SPLIT_LOG=$log: L1 read misses of A: $(cat "$dir/log$log.out")"
+done
+# (The program's stderr holds the tool's messages too: A registered twice.)
+grep '^mri-cachesim:' "$dir/log1.err" > "$dir/windows.txt" || true
+grep -Ev '^mri-cachesim: tid [0-9]+ window [0-9]+ \((joined|trial|control|split)\): [0-9.]+ ns a reference \(program [0-9.]+' \
+  "$dir/windows.txt" | grep -q . && fail "SPLIT_LOG=1: malformed window lines: $(head "$dir/windows.txt")"
+awk '{ if ($5 + 0 != NR) bad = 1 } END { exit bad || NR < 10 }' "$dir/windows.txt" ||
+  fail "SPLIT_LOG=1: windows not numbered 1..N (N >= 10): $(head "$dir/windows.txt")"
+grep -q 'mri-cachesim' "$dir/log0.err" && fail "SPLIT_LOG=0 logged: $(head "$dir/log0.err")"
+
 expect_error() {  # expect_error FRAGMENT ARGS...
   local fragment=$1; shift
   if "$mri" hist "$@" > "$dir/err.out" 2>&1; then fail "mri hist $* succeeded"; fi
