@@ -45,12 +45,16 @@ namespace sim = mri::sim;
 // would do for one thread; more let several threads hand over at once.
 constexpr uint32_t kChunks = 8;
 constexpr size_t kChunkRefs = 4096;
-// Waits spin this many times (a pause each: 23 ns on the Zen 5 host, ~45
-// us in all) before they sleep: a handover is a few microseconds apart
-// while a program records, and waking a sleeping thread costs a system
-// call on one side and, on a virtual machine, often tens of microseconds
-// on the other.
-constexpr int kSpins = 2000;
+// Waits spin this many times (a pause each: 23 ns on the Zen 5 host, 28
+// on the Zen 3 one, so about 0.5 ms in all) before they sleep: a hand-over
+// is a few microseconds apart while a program records, a chunk takes the
+// simulation thread 50-120 us, and waking a sleeping thread costs a
+// system call on one side and, on a virtual machine, tens of microseconds
+// to milliseconds on the other (the Zen 3 guest: a single sleep of the
+// program's thread lasted up to 2.3 ms). With 2000 (45-56 us), the
+// workloads of bench/compensation and the matrix multiplies ran 5-12%
+// slower there (docs/PERFORMANCE.md, "A noisy host").
+constexpr int kSpins = 20000;
 
 struct Chunk {
   sim::Hierarchy* h = nullptr;
