@@ -64,7 +64,7 @@ class SplitJudge {
       case Phase::kTrial:
         // The faster window: the host's noise only ever adds time.
         trial_ = trial_ == 0 ? per_ref : std::min(trial_, per_ref);
-        if (windows_ == 2) propose(Move::kJoin, Phase::kControl);
+        if (windows_ >= 2) propose(Move::kJoin, Phase::kControl);
         break;
       case Phase::kControl:
         if (windows_ < 2) break;

@@ -140,4 +140,18 @@ TEST(SplitJudge, AMoveAnotherThreadMadeLeavesThePhase) {
   EXPECT_EQ(j.end_window(30, yes), Move::kJoin);
 }
 
+TEST(SplitJudge, AMoveNotMadeIsAskedForAgain) {
+  SplitJudge j;
+  auto yes = [] { return true; };
+  ASSERT_EQ(j.end_window(30, yes), Move::kSplit);
+  j.moved(true);
+  ASSERT_EQ(j.end_window(20, yes), Move::kNone);
+  ASSERT_EQ(j.end_window(20, yes), Move::kJoin);
+  j.moved(false);  // not joined (yet): the trial goes on, and asks again
+  EXPECT_EQ(j.phase(), Phase::kTrial);
+  EXPECT_EQ(j.end_window(20, yes), Move::kJoin);
+  j.moved(true);
+  EXPECT_EQ(j.phase(), Phase::kControl);
+}
+
 }  // namespace
