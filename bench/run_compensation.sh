@@ -3,6 +3,7 @@
 # 001 (Malony & Shende, section 4.1), in the layout of its Table 1.
 #
 #   bench/run_compensation.sh [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]
+#   bench/run_compensation.sh --paired BUILD_DIR [ROUNDS] [OUT_CSV]
 #
 # --simulated: time under the cache simulator instead. The same workloads
 # built with the cache-simulator instrumentation (*_cachesim); experiments
@@ -20,7 +21,87 @@
 # minima and of the means, as the paper; and of the medians).
 # BUILD_DIR must hold a build with the benchmarks (MRI_BUILD_BENCH, the
 # default). Takes about 4 minutes with 10 trials on 2 cores.
+#
+# --paired: the experiments inside one process per workload and thread
+# count (compensation_eval PAIRED): the workload does its work ROUNDS times
+# (default 21), a warm-up round and then MO, PA, MO, CA, ... in turn, so
+# that each PA or CA round lies between two MO rounds of the same process:
+# what moves from one process to the next (its calibration, a slow spell
+# of seconds) moves both sides. PA-comp and CA-comp are the compensated
+# values of the PA and CA rounds. Reports the round's time (us), minimum,
+# mean and median, the % error of each against MO's, and the median of the
+# paired errors (each round against the mean of the MO rounds around it).
+# About 1 minute on 2 cores.
 set -euo pipefail
+
+if [[ ${1:-} == --paired ]]; then
+  shift
+  if [[ $# -lt 1 || $# -gt 3 ]]; then
+    echo "usage: $0 --paired BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+    exit 2
+  fi
+  build=$(cd "$1" && pwd)
+  rounds=${2:-21}
+  out=${3:-$build/bench/compensation-paired-results.csv}
+  dir=$build/bench/compensation
+  for f in "$dir/compensation_eval" "$dir/is_sort" "$dir/tree_walk" "$dir/jacobi"; do
+    [[ -x $f ]] || { echo "run_compensation: $f not found; build the benchmarks first" >&2; exit 1; }
+  done
+  [[ $rounds =~ ^[0-9]+$ && $rounds -ge 6 ]] || { echo "run_compensation: ROUNDS must be a number, 6 or more" >&2; exit 2; }
+  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns" >"$out"
+  for w in is_sort tree_walk jacobi; do
+    for t in 1 2; do
+      printf 'run_compensation: %s, %d thread(s), %d rounds\n' "$w" "$t" "$rounds" >&2
+      log=$build/bench/compensation-last.err
+      lines=$("$dir/compensation_eval" PAIRED "$rounds" -- "$dir/$w" -t "$t" 2>"$log") || {
+        cat "$log" >&2
+        echo "run_compensation: $w -t $t, PAIRED failed" >&2
+        exit 1
+      }
+      cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1)
+      timer_di=$(echo "$cal" | awk '{print $3}')
+      callpath_di=$(echo "$cal" | awk '{print $NF}')
+      echo "$lines" | sed -E 's/round=([0-9]+) experiment=([^ ]+) raw_us=([0-9.]+) comp_us=([0-9.]+) instances=([0-9]+)/\1,\2,\3,\4,\5/' |
+        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{print w "," t "," $0 "," a "," b}' >>"$out"
+      grep calibration "$log" | sed "s/^/  /" >&2 || true
+    done
+  done
+  python3 - "$out" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+order = ["is_sort", "tree_walk", "jacobi"]
+cols = ["MO", "PA", "PA-comp", "CA", "CA-comp"]
+print("| Workload | threads | | " + " | ".join(cols) + " |")
+print("|---|---|---|" + "---|" * len(cols))
+for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lambda x: (order.index(x[0]), x[1])):
+    rs = sorted((r for r in rows if r["workload"] == w and int(r["threads"]) == t), key=lambda r: int(r["round"]))
+    series = {c: [] for c in cols}  # (round, us)
+    for r in rs:
+        e, n = r["experiment"], int(r["round"])
+        if e == "MO":
+            series["MO"].append((n, float(r["raw_us"])))
+        elif e in ("PA", "CA"):
+            series[e].append((n, float(r["raw_us"])))
+            series[e + "-comp"].append((n, float(r["comp_us"])))
+    v = {c: [x for _, x in series[c]] for c in cols}
+    mo_at = dict(series["MO"])
+    def stat(f): return {c: f(v[c]) for c in cols}
+    mins, means, meds = stat(min), stat(statistics.mean), stat(statistics.median)
+    def err(d): return ["" if c == "MO" else f"{100 * (d[c] / d['MO'] - 1):.1f}" for c in cols]
+    print(f"| {w} | {t} | min (us) | " + " | ".join(f"{mins[c]:.0f}" for c in cols) + " |")
+    print(f"| | | mean (us) | " + " | ".join(f"{means[c]:.0f}" for c in cols) + " |")
+    print(f"| | | % error (min : mean) | " + " | ".join("" if c == "MO" else f"{a} : {b}" for c, a, b in zip(cols, err(mins), err(means))) + " |")
+    print(f"| | | % error of the medians | " + " | ".join(err(meds)) + " |")
+    # Each round against the mean of the MO rounds just before and after it.
+    paired = []
+    for c in cols[1:]:
+        es = [100 * (x / statistics.mean([mo_at[n - 1], mo_at[n + 1]]) - 1) for n, x in series[c] if n - 1 in mo_at and n + 1 in mo_at]
+        paired.append(f"{statistics.median(es):.1f}" if es else "")
+    print(f"| | | % error, paired (median) | | " + " | ".join(paired) + " |")
+PY
+  echo "run_compensation: every round in $out" >&2
+  exit 0
+fi
 
 suffix=
 experiments=(MO PA PA-comp CA CA-comp)

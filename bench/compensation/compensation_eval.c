@@ -20,6 +20,22 @@
  *   raw_us=<the raw value> instances=<region instances measured>
  * and the calibrated overheads on stderr. Exit status 0, or 1 with the
  * reason when a call fails or the program does not exit with status 0.
+ *
+ *   compensation_eval PAIRED ROUNDS -- PROGRAM [ARGS...]
+ *
+ * The experiments inside one process, so that what differs from one
+ * process to the next (its calibration, its addresses, a slow spell of the
+ * machine that lasts seconds) is the same on both sides of a comparison.
+ * PROGRAM is run with "-r ROUNDS" added: it does its whole work ROUNDS
+ * times, each a region "round" (the workloads of bench/compensation). The
+ * tool stops it at the end of every round and changes the request for the
+ * next: round 1 is a warm-up (measured as MO), then MO, PA, MO, CA, MO,
+ * PA, ... where MO measures only the round, PA every region (flat profile,
+ * compensation on: raw and compensated from the same round) and CA every
+ * region with a callpath profile. Prints one line per round on stdout:
+ *   round=<n> experiment=<warm-up|MO|PA|CA> raw_us=<round's inclusive time>
+ *   comp_us=<compensated> instances=<region instances measured in it>
+ * After the last round the program runs to its end with nothing measured.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,10 +49,108 @@ static int die(const char *what)
     return 1;
 }
 
+static void print_calibration(void)
+{
+    MRI_Overhead_Calibration cal;
+    if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return;
+    fprintf(stderr, "calibration (k=%d, j=%d): timer delta_i %.2f ns own %.2f ns; callpath delta_i %.2f ns own %.2f ns\n",
+            cal.repetitions, cal.experiments, cal.kind[MRI_OVERHEAD_TIMER].delta_inclusive,
+            cal.kind[MRI_OVERHEAD_TIMER].delta_own, cal.kind[MRI_OVERHEAD_CALLPATH].delta_inclusive,
+            cal.kind[MRI_OVERHEAD_CALLPATH].delta_own);
+}
+
+static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
+{
+    return a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
+}
+
+/* Exit status 0 of the program, or 1 with the reason. */
+static int ended_well(const char *program)
+{
+    MRI_Application_Status_Info st;
+    if (MRI_Get_Application_Status(&st) != MRI_OK) return die("status");
+    if (st.reason != MRI_STOP_EXITED || st.exit_code != 0) {
+        fprintf(stderr, "compensation_eval: %s did not exit with status 0 (reason %d, code %d)\n", program,
+                (int)st.reason, st.exit_code);
+        return 1;
+    }
+    return 0;
+}
+
+/* compensation_eval PAIRED ROUNDS -- PROGRAM [ARGS...] (see the top). */
+static int paired(int rounds, int argc, char **argv)
+{
+    /* PROGRAM ARGS... -r ROUNDS */
+    char **args = calloc((size_t)argc + 3, sizeof(char *));
+    char count[16];
+    if (!args) return die("out of memory");
+    snprintf(count, sizeof count, "%d", rounds);
+    for (int i = 0; i < argc; ++i) args[i] = argv[i];
+    args[argc] = "-r";
+    args[argc + 1] = count;
+    if (MRI_Init() != MRI_OK) return die("init");
+    if (MRI_Application_Load(args[0], args) != MRI_OK) return die("load");
+    MRI_Region_Spec round;
+    if (MRI_Find_Region("round", &round) != MRI_OK)
+        return die("the program has no region \"round\" (PAIRED needs a program that takes -r ROUNDS)");
+    MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME;
+    MRI_Region_Table only_round = {&round, 1}, every = {NULL, 0};
+    static const char *const cycle[] = {"MO", "PA", "MO", "CA"};
+    print_calibration();
+    for (int r = 1; r <= rounds; ++r) {
+        const char *exp = r == 1 ? "warm-up" : cycle[(r - 2) % 4];
+        MRI_Request_ID id = strcmp(exp, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
+                            : strcmp(exp, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
+                                                     : MRI_Profile_Request(&time, &only_round, NULL, NULL);
+        if (id < 0) return die("profile request");
+        if (MRI_Start_Stop(&round) != MRI_OK) return die("start");
+        const int st = MRI_Wait();
+        if (st == MRI_APPLICATION_TERMINATED) {
+            fprintf(stderr, "compensation_eval: %s ended before round %d of %d\n", args[0], r, rounds);
+            return 1;
+        }
+        if (st != MRI_APPLICATION_STOPPED) return die("wait");
+        void *p = NULL;
+        if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
+        const MRI_Histogram_Profile_Results *res = p;
+        unsigned long long instances = 0;
+        const MRI_Profile_Element *m = NULL;
+        for (int i = 0; i < res->nr_Elements; ++i) {
+            instances += res->element[i].instances;
+            if (same_region(&res->element[i].region, &round)) m = &res->element[i];
+        }
+        if (!m || m->instances != 1) {
+            fprintf(stderr, "compensation_eval: round %d was not measured exactly once\n", r);
+            return 1;
+        }
+        printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu\n", r, exp, m->inclusive / 1e3,
+               m->compensated_inclusive / 1e3, instances);
+        fflush(stdout);
+        if (MRI_Request_Delete(id) != MRI_OK) return die("delete");
+    }
+    if (MRI_Start() != MRI_OK) return die("start");
+    if (MRI_Wait() != MRI_APPLICATION_TERMINATED) return die("wait for the end");
+    const int status = ended_well(args[0]);
+    MRI_Finalize();
+    free(args);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "PAIRED") == 0 && strcmp(argv[3], "--") == 0) {
+        char *end = NULL;
+        const long rounds = strtol(argv[2], &end, 10);
+        if (end == argv[2] || *end || rounds < 2 || rounds > 100000) {
+            fprintf(stderr, "compensation_eval: PAIRED ROUNDS: ROUNDS must be a number from 2 to 100000, not \"%s\"\n",
+                    argv[2]);
+            return 2;
+        }
+        return paired((int)rounds, argc - 4, argv + 4);
+    }
     if (argc < 4 || strcmp(argv[2], "--") != 0) {
-        fprintf(stderr, "usage: compensation_eval MO|PA|PA-comp|CA|CA-comp -- PROGRAM [ARGS...]\n");
+        fprintf(stderr, "usage: compensation_eval MO|PA|PA-comp|CA|CA-comp|SIM|SIM-comp -- PROGRAM [ARGS...]\n"
+                        "       compensation_eval PAIRED ROUNDS -- PROGRAM [ARGS...]\n");
         return 2;
     }
     const char *exp = argv[1];
@@ -44,7 +158,9 @@ int main(int argc, char **argv)
     const int mo = strcmp(exp, "MO") == 0 || sim, pa = strncmp(exp, "PA", 2) == 0, ca = strncmp(exp, "CA", 2) == 0;
     const int comp = strstr(exp, "-comp") != NULL;
     if (!(mo || ((pa || ca) && (strlen(exp) == 2 || (comp && strlen(exp) == 7))))) {
-        fprintf(stderr, "compensation_eval: unknown experiment \"%s\" (MO, PA, PA-comp, CA, CA-comp, SIM, SIM-comp)\n",
+        fprintf(stderr,
+                "compensation_eval: unknown experiment \"%s\" (MO, PA, PA-comp, CA, CA-comp, SIM, SIM-comp; or PAIRED "
+                "ROUNDS)\n",
                 exp);
         return 2;
     }
@@ -67,20 +183,11 @@ int main(int argc, char **argv)
 
     MRI_Overhead_Calibration cal;
     if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return die("calibration");
-    fprintf(stderr, "calibration (k=%d, j=%d): timer delta_i %.2f ns own %.2f ns; callpath delta_i %.2f ns own %.2f ns\n",
-            cal.repetitions, cal.experiments, cal.kind[MRI_OVERHEAD_TIMER].delta_inclusive,
-            cal.kind[MRI_OVERHEAD_TIMER].delta_own, cal.kind[MRI_OVERHEAD_CALLPATH].delta_inclusive,
-            cal.kind[MRI_OVERHEAD_CALLPATH].delta_own);
+    print_calibration();
 
     if (MRI_Start() != MRI_OK) return die("start");
     if (MRI_Wait() != MRI_APPLICATION_TERMINATED) return die("wait");
-    MRI_Application_Status_Info st;
-    if (MRI_Get_Application_Status(&st) != MRI_OK) return die("status");
-    if (st.reason != MRI_STOP_EXITED || st.exit_code != 0) {
-        fprintf(stderr, "compensation_eval: %s did not exit with status 0 (reason %d, code %d)\n", argv[3],
-                (int)st.reason, st.exit_code);
-        return 1;
-    }
+    if (ended_well(argv[3])) return 1;
     void *p = NULL;
     if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
     const MRI_Histogram_Profile_Results *res = p;
@@ -89,7 +196,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < res->nr_Elements; ++i) {
         instances += res->element[i].instances;
         const MRI_Profile_Element *e = &res->element[i];
-        if (e->region.id.file_ID == main_region.id.file_ID && e->region.id.line_NR == main_region.id.line_NR) m = e;
+        if (same_region(&e->region, &main_region)) m = e;
     }
     if (!m || m->instances != 1) {
         fprintf(stderr, "compensation_eval: main was not measured exactly once\n");

@@ -5,10 +5,12 @@
  * of a few nanoseconds. Measuring every routine dilates the run several
  * times over: the hard case for overhead compensation.
  *
- *   is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS]
+ *   is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS]
  *
  * Each thread sorts its own KEYS keys ITERATIONS times (default 1 thread,
- * 400000 keys, 4 iterations); region "main" covers the whole program.
+ * 400000 keys, 4 iterations); region "main" covers the whole program. With
+ * ROUNDS (default 1) the whole work, threads created and joined, is done
+ * that many times, each a region "round" (compensation_eval PAIRED).
  */
 #include <mri_monitor.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
+MONITOR_REGION(r_round, MRI_REGION_LOOP, "round");
 MONITOR_REGION(r_rand, MRI_REGION_ROUTINE, "randlc");
 MONITOR_REGION(r_key, MRI_REGION_ROUTINE, "make_key");
 MONITOR_REGION(r_bucket, MRI_REGION_ROUTINE, "bucket_of");
@@ -113,29 +116,35 @@ static void *sort_part(void *p)
 int main(int argc, char **argv)
 {
     MONITOR_ENTER(r_main);
-    int threads = 1, n = 400000, iterations = 4, opt;
-    while ((opt = getopt(argc, argv, "t:n:i:")) != -1) {
+    int threads = 1, n = 400000, iterations = 4, rounds = 1, opt;
+    while ((opt = getopt(argc, argv, "t:n:i:r:")) != -1) {
         if (opt == 't') threads = atoi(optarg);
         else if (opt == 'n') n = atoi(optarg);
         else if (opt == 'i') iterations = atoi(optarg);
+        else if (opt == 'r') rounds = atoi(optarg);
         else {
-            fprintf(stderr, "usage: is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS]\n");
+            fprintf(stderr, "usage: is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS]\n");
             return 2;
         }
     }
-    if (threads < 1 || threads > 64 || n < 1 || iterations < 1) {
-        fprintf(stderr, "is_sort: need 1..64 threads, KEYS >= 1, ITERATIONS >= 1\n");
+    if (threads < 1 || threads > 64 || n < 1 || iterations < 1 || rounds < 1) {
+        fprintf(stderr, "is_sort: need 1..64 threads, KEYS >= 1, ITERATIONS >= 1, ROUNDS >= 1\n");
         return 2;
     }
     struct part parts[64];
     pthread_t tid[64];
-    for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, iterations, t, 0};
-    for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, sort_part, &parts[t]);
-    sort_part(&parts[0]);
-    int bad = parts[0].bad;
-    for (int t = 1; t < threads; ++t) {
-        pthread_join(tid[t], NULL);
-        bad += parts[t].bad;
+    int bad = 0;
+    for (int r = 0; r < rounds; ++r) {
+        MONITOR_ENTER(r_round);
+        for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, iterations, t, 0};
+        for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, sort_part, &parts[t]);
+        sort_part(&parts[0]);
+        bad += parts[0].bad;
+        for (int t = 1; t < threads; ++t) {
+            pthread_join(tid[t], NULL);
+            bad += parts[t].bad;
+        }
+        MONITOR_EXIT(r_round);
     }
     MONITOR_EXIT(r_main);
     if (bad) {

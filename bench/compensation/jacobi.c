@@ -4,10 +4,12 @@
  * every one of them dilates the run very little: the easy case for
  * overhead compensation (and the check that it does no harm).
  *
- *   jacobi [-t THREADS] [-n N] [-s SWEEPS]
+ *   jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS]
  *
  * Each thread relaxes its own N x N grid SWEEPS times (default 1 thread,
- * N = 256, 2000 sweeps); region "main" covers the whole program.
+ * N = 256, 2000 sweeps); region "main" covers the whole program. With
+ * ROUNDS (default 1) the whole work, threads created and joined, is done
+ * that many times, each a region "round" (compensation_eval PAIRED).
  */
 #include <mri_monitor.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
+MONITOR_REGION(r_round, MRI_REGION_LOOP, "round");
 MONITOR_REGION(r_row, MRI_REGION_ROUTINE, "relax_row");
 MONITOR_REGION(r_sweep, MRI_REGION_ROUTINE, "sweep");
 MONITOR_REGION(r_norm, MRI_REGION_ROUTINE, "residual");
@@ -78,26 +81,33 @@ static void *relax_part(void *p)
 int main(int argc, char **argv)
 {
     MONITOR_ENTER(r_main);
-    int threads = 1, n = 256, sweeps = 2000, opt;
-    while ((opt = getopt(argc, argv, "t:n:s:")) != -1) {
+    int threads = 1, n = 256, sweeps = 2000, rounds = 1, opt;
+    while ((opt = getopt(argc, argv, "t:n:s:r:")) != -1) {
         if (opt == 't') threads = atoi(optarg);
         else if (opt == 'n') n = atoi(optarg);
         else if (opt == 's') sweeps = atoi(optarg);
+        else if (opt == 'r') rounds = atoi(optarg);
         else {
-            fprintf(stderr, "usage: jacobi [-t THREADS] [-n N] [-s SWEEPS]\n");
+            fprintf(stderr, "usage: jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS]\n");
             return 2;
         }
     }
-    if (threads < 1 || threads > 64 || n < 3 || sweeps < 1) {
-        fprintf(stderr, "jacobi: need 1..64 threads, N >= 3, SWEEPS >= 1\n");
+    if (threads < 1 || threads > 64 || n < 3 || sweeps < 1 || rounds < 1) {
+        fprintf(stderr, "jacobi: need 1..64 threads, N >= 3, SWEEPS >= 1, ROUNDS >= 1\n");
         return 2;
     }
     struct part parts[64];
     pthread_t tid[64];
-    for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, sweeps, 0.0};
-    for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, relax_part, &parts[t]);
-    relax_part(&parts[0]);
-    for (int t = 1; t < threads; ++t) pthread_join(tid[t], NULL);
+    int ok = 1;
+    for (int r = 0; r < rounds; ++r) {
+        MONITOR_ENTER(r_round);
+        for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, sweeps, 0.0};
+        for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, relax_part, &parts[t]);
+        relax_part(&parts[0]);
+        for (int t = 1; t < threads; ++t) pthread_join(tid[t], NULL);
+        ok &= parts[0].last >= 0;
+        MONITOR_EXIT(r_round);
+    }
     MONITOR_EXIT(r_main);
-    return parts[0].last >= 0 ? 0 : 1;
+    return ok ? 0 : 1;
 }

@@ -3,11 +3,13 @@
 // recursive sums; every member function is an annotated routine
 // (MONITOR_FUNCTION), most of them a few nanoseconds long.
 //
-//   tree_walk [-t THREADS] [-n NODES] [-w WALKS]
+//   tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS]
 //
 // Each thread builds its own tree of NODES nodes and walks it WALKS times
 // (default 1 thread, 100000 nodes, 10 walks); region "main" covers the
-// whole program.
+// whole program. With ROUNDS (default 1) the whole work, threads created
+// and joined, is done that many times, each a region "round"
+// (compensation_eval PAIRED).
 #include <mri_monitor.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 namespace {
 
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
+MONITOR_REGION(r_round, MRI_REGION_LOOP, "round");
 
 // The key a node sorts by: a few multiply-xorshift rounds of its number
 // (some work for the smallest member function, as a real comparison has).
@@ -102,32 +105,39 @@ void* grow_and_walk(void* p) {
 
 int main(int argc, char** argv) {
   MONITOR_ENTER(r_main);
-  int threads = 1, n = 100000, walks = 10, opt;
-  while ((opt = getopt(argc, argv, "t:n:w:")) != -1) {
+  int threads = 1, n = 100000, walks = 10, rounds = 1, opt;
+  while ((opt = getopt(argc, argv, "t:n:w:r:")) != -1) {
     if (opt == 't')
       threads = std::atoi(optarg);
     else if (opt == 'n')
       n = std::atoi(optarg);
     else if (opt == 'w')
       walks = std::atoi(optarg);
+    else if (opt == 'r')
+      rounds = std::atoi(optarg);
     else {
-      std::fprintf(stderr, "usage: tree_walk [-t THREADS] [-n NODES] [-w WALKS]\n");
+      std::fprintf(stderr, "usage: tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS]\n");
       return 2;
     }
   }
-  if (threads < 1 || threads > 64 || n < 1 || walks < 1) {
-    std::fprintf(stderr, "tree_walk: need 1..64 threads, NODES >= 1, WALKS >= 1\n");
+  if (threads < 1 || threads > 64 || n < 1 || walks < 1 || rounds < 1) {
+    std::fprintf(stderr, "tree_walk: need 1..64 threads, NODES >= 1, WALKS >= 1, ROUNDS >= 1\n");
     return 2;
   }
-  std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
-  std::vector<pthread_t> tid(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t) parts[size_t(t)].index = t;
-  for (int t = 1; t < threads; ++t) pthread_create(&tid[size_t(t)], nullptr, grow_and_walk, &parts[size_t(t)]);
-  grow_and_walk(&parts[0]);
-  long bad = parts[0].checksum;
-  for (int t = 1; t < threads; ++t) {
-    pthread_join(tid[size_t(t)], nullptr);
-    bad += parts[size_t(t)].checksum;
+  long bad = 0;
+  for (int r = 0; r < rounds; ++r) {
+    MONITOR_ENTER(r_round);
+    std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
+    std::vector<pthread_t> tid(static_cast<size_t>(threads));
+    for (int t = 0; t < threads; ++t) parts[size_t(t)].index = t;
+    for (int t = 1; t < threads; ++t) pthread_create(&tid[size_t(t)], nullptr, grow_and_walk, &parts[size_t(t)]);
+    grow_and_walk(&parts[0]);
+    bad += parts[0].checksum;
+    for (int t = 1; t < threads; ++t) {
+      pthread_join(tid[size_t(t)], nullptr);
+      bad += parts[size_t(t)].checksum;
+    }
+    MONITOR_EXIT(r_round);
   }
   MONITOR_EXIT(r_main);
   if (bad) {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# compensation_eval PAIRED on the real workloads: the rounds come in the
+# announced order, each round is measured once, the PA and CA rounds see
+# every instance (as many as a whole-program PA run with as many threads
+# counts, less main, which the rounds do not measure), compensation
+# removes something from them and nothing but the round's own part from
+# MO, and bad input is refused with a reason.
+#
+#   test_paired.sh COMPENSATION_EVAL TREE_WALK JACOBI
+set -euo pipefail
+eval_tool=$1 tree_walk=$2 jacobi=$3
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for threads in 1 2; do
+  # A whole-program PA run (one round) for the instance count.
+  "$eval_tool" PA -- "$tree_walk" -n 300 -w 2 -t "$threads" >"$tmp/pa.txt" 2>"$tmp/pa.err" ||
+    { cat "$tmp/pa.err"; fail "PA run"; }
+  whole=$(sed -E 's/.*instances=([0-9]+).*/\1/' "$tmp/pa.txt")
+  [[ $whole =~ ^[0-9]+$ && $whole -gt 300 ]] || fail "PA run: no instance count in: $(cat "$tmp/pa.txt")"
+  "$eval_tool" PAIRED 7 -- "$tree_walk" -n 300 -w 2 -t "$threads" >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+    { cat "$tmp/err.txt"; fail "PAIRED 7 (tree_walk, $threads threads)"; }
+  [[ $(wc -l <"$tmp/out.txt") == 7 ]] || { cat "$tmp/out.txt"; fail "expected 7 rounds"; }
+  expected=(warm-up MO PA MO CA MO PA)
+  n=0
+  while read -r line; do
+    n=$((n + 1))
+    [[ $line =~ ^round=([0-9]+)\ experiment=([A-Za-z-]+)\ raw_us=([0-9.]+)\ comp_us=([0-9.]+)\ instances=([0-9]+)$ ]] ||
+      fail "bad line: $line"
+    round=${BASH_REMATCH[1]} exp=${BASH_REMATCH[2]} raw=${BASH_REMATCH[3]} comp=${BASH_REMATCH[4]} inst=${BASH_REMATCH[5]}
+    [[ $round == "$n" ]] || fail "round $round where $n was due"
+    [[ $exp == "${expected[$((n - 1))]}" ]] || fail "round $n: experiment $exp, expected ${expected[$((n - 1))]}"
+    case $exp in
+      warm-up | MO)
+        [[ $inst == 1 ]] || fail "round $n ($exp): $inst instances measured, expected only the round"
+        # Only the round's own part of its enter and exit is removed: well
+        # under a microsecond.
+        awk -v r="$raw" -v c="$comp" 'BEGIN { exit !(c <= r && r - c < 1) }' || fail "round $n ($exp): raw $raw, compensated $comp"
+        ;;
+      PA | CA)
+        want=$((whole - 1))  # all but main
+        [[ $inst == "$want" ]] || fail "round $n ($exp): $inst instances, expected $want"
+        awk -v r="$raw" -v c="$comp" 'BEGIN { exit !(c < r) }' || fail "round $n ($exp): nothing removed (raw $raw, compensated $comp)"
+        ;;
+    esac
+  done <"$tmp/out.txt"
+  grep -q 'calibration (k=' "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "no calibration printed"; }
+done
+
+# The workloads refuse a bad round count themselves.
+if "$jacobi" -n 8 -s 2 -r 0 2>"$tmp/bad.err"; then fail "jacobi -r 0 succeeded"; fi
+grep -q "ROUNDS >= 1" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "jacobi -r 0: no reason"; }
+
+# Bad round counts are refused before anything starts.
+for bad in 1 x 3y 100001; do
+  status=0
+  "$eval_tool" PAIRED "$bad" -- "$jacobi" -n 8 -s 2 >/dev/null 2>"$tmp/bad.err" || status=$?
+  [[ $status == 2 ]] || fail "PAIRED $bad: exit status $status, expected 2"
+  grep -q "ROUNDS must be a number from 2 to 100000" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "PAIRED $bad: no reason"; }
+done
+echo "PASS"
