@@ -191,6 +191,25 @@ __attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64
   return lookup_lru_unrolled(set, key, victim, std::make_index_sequence<W - 1>{});
 }
 
+// lookup_lru_fixed for a set whose ways 0 and 1 are known not to hold the
+// line (the inline path compared them): ways 0 and 1 move down one without
+// a compare, the search starts at way 2.
+template <size_t... I>
+__attribute__((always_inline)) inline int lookup_lru_after_two(uint64_t* set, uint64_t key, uint64_t* victim,
+                                                               std::index_sequence<I...>) {
+  uint64_t neg = 0 - key;
+  asm("" : "+r"(neg));  // as in lookup_lru_unrolled
+  uint64_t prev = set[1];
+  set[1] = set[0];
+  if ((lookup_step<I + 2>(set, prev, neg) || ...)) {
+    set[0] = prev;
+    return 0;
+  }
+  set[0] = kInvalid;
+  *victim = prev;
+  return -1;
+}
+
 // lookup_lru with the common associativities unrolled.
 __attribute__((always_inline)) inline int lookup_lru_any(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
   switch (ways) {
@@ -592,13 +611,21 @@ struct Hierarchy::Impl {
     }
   }
 
+  // Why the inline path stopped at a reference.
+  enum Stop : uint8_t {
+    kStopOther,   // not a read or write of one line (or the batch's end)
+    kStopOneLine, // a read or write of one line (a monitored address: ways not compared)
+    kStopMissed,  // a read of one line that neither of the two most recent ways
+                  // of its L1 set (*set1) holds: compared, not to be again
+  };
+
   // The inline path: consumes references from accesses[i] on while each is
   // a read or write within one line that hits one of the two most recent
   // ways of its L1 set (a read always; a write only if the line is already dirty, so there
   // is no dirty bit to set and no other core to invalidate), and, with
   // monitors that count L1 hits, lies outside every monitored range. Returns the index of the
-  // first reference it did not take, and sets *one_line when that is a
-  // read or write of one line. It calls nothing, so its state stays
+  // first reference it did not take, and sets *stop to why it stopped
+  // there (*set1 to its L1 set for kStopMissed). It calls nothing, so its state stays
   // in registers; its write hits go to *write_hits (its hits are what the
   // caller did not send elsewhere). always_inline (into
   // run_default, whose loop calls it after every general-path reference):
@@ -606,7 +633,8 @@ struct Hierarchy::Impl {
   // is a call (medians of 5, bench/sim_throughput.cpp).
   template <bool kMon, uint32_t W1 = 0>
   __attribute__((always_inline)) inline size_t inline_hits(uint64_t* base, const Access* accesses, size_t i,
-                                                            size_t n, uint64_t* write_hits, bool* one_line) {
+                                                            size_t n, uint64_t* write_hits, Stop* stop,
+                                                            uint64_t** set1) {
     const Cache& l1 = data[0];
     const uint32_t shift = l1.line_shift;
     const uint64_t mask = l1.set_mask;
@@ -626,7 +654,7 @@ struct Hierarchy::Impl {
       const uint64_t type = a.type;
       if (type > kWrite || ((a.addr + a.size - 1) >> shift) != line) break;
       if (kMon && a.addr - lo < span) {
-        *one_line = true;
+        *stop = kStopOneLine;
         break;
       }
       // (tag ^ key) is 0 for a clean match and 1 for a dirty one, so
@@ -644,7 +672,10 @@ struct Hierarchy::Impl {
         // set (a row of B and a row of C in ikj matmul) would otherwise
         // leave the inline path at every reference.
         if ((way1 ^ key) - type > 1 - type) {
-          *one_line = true;
+          // A write may be a clean hit in way 0 or 1 (it stops for the
+          // dirty bit): only a read is known to be in neither.
+          *stop = type == kRead && two_ways ? kStopMissed : kStopOneLine;
+          *set1 = set;
           break;
         }
         if (lru) {
@@ -699,13 +730,17 @@ struct Hierarchy::Impl {
   // left for the caller to fill once the levels below have seen the
   // reference, and the line pushed out of the set is in *victim.
   // W: the level's ways when the kernel knows them, else 0.
-  template <bool kMon, uint32_t W>
+  // kAfterTwo: *set is given, its ways 0 and 1 known not to hold the line
+  // (kStopMissed; W >= 2).
+  template <bool kMon, uint32_t W, bool kAfterTwo = false>
   __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, ReadPath& p,
                                                          uint64_t** set, uint64_t* victim) {
     const uint64_t line = addr >> p.shift[lvl];
-    *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
+    if constexpr (!kAfterTwo) *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
     int found;
-    if constexpr (W != 0)
+    if constexpr (kAfterTwo)
+      found = lookup_lru_after_two(*set, line << 1, victim, std::make_index_sequence<W - 2>{});
+    else if constexpr (W != 0)
       found = lookup_lru_fixed<W>(*set, line << 1, victim);
     else
       found = lookup_lru_any(*set, p.ways[lvl], line << 1, victim);
@@ -724,11 +759,14 @@ struct Hierarchy::Impl {
   // L1 and hits L2, half of all references of the ijk multiply. The reads
   // of L1 are counted by the caller, the reads of L2 and the misses of both
   // in `p`.
-  template <bool kMon, uint32_t W1, uint32_t W2>
-  __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr, ReadPath& p) {
-    uint64_t *set1, *set2;
+  // kAfterTwo: set1 is the line's L1 set, whose ways 0 and 1 the inline
+  // path found without it (kStopMissed).
+  template <bool kMon, uint32_t W1, uint32_t W2, bool kAfterTwo = false>
+  __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr, ReadPath& p,
+                                                        uint64_t* set1 = nullptr) {
+    uint64_t* set2;
     uint64_t victim1 = kInvalid, victim2 = kInvalid;
-    if (read_level<kMon, W1>(core, 0, addr, p, &set1, &victim1)) return;
+    if (read_level<kMon, W1, kAfterTwo>(core, 0, addr, p, &set1, &victim1)) return;
     if (nlevels > 1 && !read_level<kMon, W2>(core, 1, addr, p, &set2, &victim2)) {
       if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
       set2[0] = (addr >> p.shift[1]) << 1;
@@ -753,11 +791,15 @@ struct Hierarchy::Impl {
     const bool lru = lru_reads;
     uint64_t write_hits = 0, reads = 0, others = 0;
     for (size_t i = 0; i < n; ++i) {
-      bool one_line = false;
-      i = inline_hits<kHits, W1>(base, accesses, i, n, &write_hits, &one_line);
+      Stop stop = kStopOther;
+      uint64_t* set1 = nullptr;
+      i = inline_hits<kHits, W1>(base, accesses, i, n, &write_hits, &stop, &set1);
       if (i == n) break;
       const Access& a = accesses[i];
-      if (lru && a.type == kRead && one_line) {
+      if (W1 >= 2 && lru && stop == kStopMissed) {  // a read: the inline path compared ways 0 and 1
+        ++reads;
+        read_l1_l2<kMon, W1, W2, (W1 >= 2)>(core, a.addr, p, set1);
+      } else if (lru && a.type == kRead && stop != kStopOther) {
         ++reads;
         read_l1_l2<kMon, W1, W2>(core, a.addr, p);
       } else {
