@@ -34,20 +34,9 @@
 # About 1 minute on 2 cores.
 set -euo pipefail
 
-if [[ ${1:-} == --paired ]]; then
-  shift
-  if [[ $# -lt 1 || $# -gt 3 ]]; then
-    echo "usage: $0 --paired BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
-    exit 2
-  fi
-  build=$(cd "$1" && pwd)
-  rounds=${2:-21}
-  out=${3:-$build/bench/compensation-paired-results.csv}
-  dir=$build/bench/compensation
-  for f in "$dir/compensation_eval" "$dir/is_sort" "$dir/tree_walk" "$dir/jacobi"; do
-    [[ -x $f ]] || { echo "run_compensation: $f not found; build the benchmarks first" >&2; exit 1; }
-  done
-  [[ $rounds =~ ^[0-9]+$ && $rounds -ge 6 ]] || { echo "run_compensation: ROUNDS must be a number, 6 or more" >&2; exit 2; }
+# --paired: every workload and thread count as ROUNDS rounds of one process.
+run_paired() {
+  local rounds=$1 w t log lines cal timer_di callpath_di
   echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns" >"$out"
   for w in is_sort tree_walk jacobi; do
     for t in 1 2; do
@@ -100,24 +89,31 @@ for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lam
     print(f"| | | % error, paired (median) | | " + " | ".join(paired) + " |")
 PY
   echo "run_compensation: every round in $out" >&2
-  exit 0
-fi
+}
 
 suffix=
 experiments=(MO PA PA-comp CA CA-comp)
 kind=compensation
-if [[ ${1:-} == --simulated ]]; then
-  suffix=_cachesim
-  experiments=(MO SIM SIM-comp)
-  kind=simulation-compensation
-  shift
-fi
+paired=
+case ${1:-} in
+  --simulated)
+    suffix=_cachesim
+    experiments=(MO SIM SIM-comp)
+    kind=simulation-compensation
+    shift
+    ;;
+  --paired)
+    paired=1
+    kind=compensation-paired
+    shift
+    ;;
+esac
 if [[ $# -lt 1 || $# -gt 3 ]]; then
   echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  echo "       $0 --paired BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
-trials=${2:-10}
 out=${3:-$build/bench/$kind-results.csv}
 dir=$build/bench/compensation
 eval_tool=$dir/compensation_eval
@@ -127,6 +123,13 @@ for f in "$eval_tool" "$dir/is_sort$suffix" "$dir/tree_walk$suffix" "$dir/jacobi
     exit 1
   }
 done
+if [[ -n $paired ]]; then
+  rounds=${2:-21}
+  [[ $rounds =~ ^[0-9]+$ && $rounds -ge 6 ]] || { echo "run_compensation: ROUNDS must be a number, 6 or more" >&2; exit 2; }
+  run_paired "$rounds"
+  exit 0
+fi
+trials=${2:-10}
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
 
 workloads=(is_sort tree_walk jacobi)

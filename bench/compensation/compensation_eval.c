@@ -64,6 +64,23 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
     return a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
 }
 
+/* The request's profile element of `region` (NULL when it has none) and
+ * the instances of every region it measured. 0, or 1 with the reason. */
+static int region_result(MRI_Request_ID id, const MRI_Region_Spec *region, const MRI_Profile_Element **element,
+                         unsigned long long *instances)
+{
+    void *p = NULL;
+    if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
+    const MRI_Histogram_Profile_Results *res = p;
+    *element = NULL;
+    *instances = 0;
+    for (int i = 0; i < res->nr_Elements; ++i) {
+        *instances += res->element[i].instances;
+        if (same_region(&res->element[i].region, region)) *element = &res->element[i];
+    }
+    return 0;
+}
+
 /* Exit status 0 of the program, or 1 with the reason. */
 static int ended_well(const char *program)
 {
@@ -110,15 +127,9 @@ static int paired(int rounds, int argc, char **argv)
             return 1;
         }
         if (st != MRI_APPLICATION_STOPPED) return die("wait");
-        void *p = NULL;
-        if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
-        const MRI_Histogram_Profile_Results *res = p;
         unsigned long long instances = 0;
         const MRI_Profile_Element *m = NULL;
-        for (int i = 0; i < res->nr_Elements; ++i) {
-            instances += res->element[i].instances;
-            if (same_region(&res->element[i].region, &round)) m = &res->element[i];
-        }
+        if (region_result(id, &round, &m, &instances)) return 1;
         if (!m || m->instances != 1) {
             fprintf(stderr, "compensation_eval: round %d was not measured exactly once\n", r);
             return 1;
@@ -188,16 +199,9 @@ int main(int argc, char **argv)
     if (MRI_Start() != MRI_OK) return die("start");
     if (MRI_Wait() != MRI_APPLICATION_TERMINATED) return die("wait");
     if (ended_well(argv[3])) return 1;
-    void *p = NULL;
-    if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
-    const MRI_Histogram_Profile_Results *res = p;
     unsigned long long instances = 0;
     const MRI_Profile_Element *m = NULL;
-    for (int i = 0; i < res->nr_Elements; ++i) {
-        instances += res->element[i].instances;
-        const MRI_Profile_Element *e = &res->element[i];
-        if (same_region(&e->region, &main_region)) m = e;
-    }
+    if (region_result(id, &main_region, &m, &instances)) return 1;
     if (!m || m->instances != 1) {
         fprintf(stderr, "compensation_eval: main was not measured exactly once\n");
         return 1;
