@@ -167,17 +167,27 @@ __attribute__((always_inline)) inline bool lookup_step(uint64_t* set, uint64_t& 
 // load, a store, a lea (tag + neg), a compare and a branch. GCC's own
 // unrolling of the loop above takes eight (a pointer increment, two
 // register moves, and a copy and subtraction instead of the lea).
-template <size_t... I>
+// kFrom 1: way 0 is compared first. kFrom 2: ways 0 and 1 are known not to
+// hold the line (the inline path compared them), so they move down one
+// without a compare and the search starts at way 2.
+template <size_t kFrom, size_t... I>
 __attribute__((always_inline)) inline int lookup_lru_unrolled(uint64_t* set, uint64_t key, uint64_t* victim,
                                                               std::index_sequence<I...>) {
+  static_assert(kFrom == 1 || kFrom == 2);
   uint64_t neg = 0 - key;
   // Hidden from the optimiser, which otherwise turns tag + neg back into
   // a copy of the tag and a subtraction of key.
   asm("" : "+r"(neg));
-  uint64_t prev = set[0];
-  if (prev + neg <= 1) return 0;
-  // Ways 1 .. W-1 in order; the fold stops at the first hit.
-  if ((lookup_step<I + 1>(set, prev, neg) || ...)) {
+  uint64_t prev;
+  if constexpr (kFrom == 1) {
+    prev = set[0];
+    if (prev + neg <= 1) return 0;
+  } else {
+    prev = set[1];
+    set[1] = set[0];
+  }
+  // Ways kFrom .. W-1 in order; the fold stops at the first hit.
+  if ((lookup_step<I + kFrom>(set, prev, neg) || ...)) {
     set[0] = prev;
     return 0;
   }
@@ -188,26 +198,14 @@ __attribute__((always_inline)) inline int lookup_lru_unrolled(uint64_t* set, uin
 
 template <uint32_t W>
 __attribute__((always_inline)) inline int lookup_lru_fixed(uint64_t* set, uint64_t key, uint64_t* victim) {
-  return lookup_lru_unrolled(set, key, victim, std::make_index_sequence<W - 1>{});
+  return lookup_lru_unrolled<1>(set, key, victim, std::make_index_sequence<W - 1>{});
 }
 
 // lookup_lru_fixed for a set whose ways 0 and 1 are known not to hold the
-// line (the inline path compared them): ways 0 and 1 move down one without
-// a compare, the search starts at way 2.
-template <size_t... I>
-__attribute__((always_inline)) inline int lookup_lru_after_two(uint64_t* set, uint64_t key, uint64_t* victim,
-                                                               std::index_sequence<I...>) {
-  uint64_t neg = 0 - key;
-  asm("" : "+r"(neg));  // as in lookup_lru_unrolled
-  uint64_t prev = set[1];
-  set[1] = set[0];
-  if ((lookup_step<I + 2>(set, prev, neg) || ...)) {
-    set[0] = prev;
-    return 0;
-  }
-  set[0] = kInvalid;
-  *victim = prev;
-  return -1;
+// line.
+template <uint32_t W>
+__attribute__((always_inline)) inline int lookup_lru_after_two(uint64_t* set, uint64_t key, uint64_t* victim) {
+  return lookup_lru_unrolled<2>(set, key, victim, std::make_index_sequence<W - 2>{});
 }
 
 // lookup_lru with the common associativities unrolled.
@@ -739,7 +737,7 @@ struct Hierarchy::Impl {
     if constexpr (!kAfterTwo) *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
     int found;
     if constexpr (kAfterTwo)
-      found = lookup_lru_after_two(*set, line << 1, victim, std::make_index_sequence<W - 2>{});
+      found = lookup_lru_after_two<W>(*set, line << 1, victim);
     else if constexpr (W != 0)
       found = lookup_lru_fixed<W>(*set, line << 1, victim);
     else
