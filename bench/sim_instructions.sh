@@ -6,9 +6,10 @@
 #
 #   bench/sim_instructions.sh BUILD_DIR [STREAM,CONFIG ...]
 #
-# STREAM is ijk or ikj, CONFIG two (L1 + L2), three (+ a shared L3) or 2cores
-# (the 3 levels of a 2-core machine, coherent); the default is every
-# combination. For each, `sim_throughput --replay=STREAM,CONFIG,N` runs under
+# STREAM is ijk, ikj or vector (the program rung's stream), CONFIG two (L1 +
+# L2), three (+ a shared L3), 2cores (the 3 levels of a 2-core machine,
+# coherent) or program (the program rung's hierarchy and monitor); the
+# default is ijk and ikj with each of the first three, and vector,program. For each, `sim_throughput --replay=STREAM,CONFIG,N` runs under
 # callgrind with 1 and with 3 passes over the stream, counting only inside
 # Hierarchy::simulate; the difference over two passes' references is the
 # warm caches' cost of a reference (the first pass fills the caches). About
@@ -16,13 +17,13 @@
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
-  echo "usage: $0 BUILD_DIR [ijk|ikj,two|three|2cores ...]" >&2
+  echo "usage: $0 BUILD_DIR [ijk|ikj|vector,two|three|2cores|program ...]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
 shift
 cases=("$@")
-[[ ${#cases[@]} -gt 0 ]] || cases=(ijk,two ikj,two ijk,three ikj,three ijk,2cores ikj,2cores)
+[[ ${#cases[@]} -gt 0 ]] || cases=(ijk,two ikj,two ijk,three ikj,three ijk,2cores ikj,2cores vector,program)
 bin=$build/bench/sim_throughput
 [[ -x $bin ]] || { echo "sim_instructions: $bin not found; build it first (-DMRI_BUILD_BENCH=ON)" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "sim_instructions: valgrind not found" >&2; exit 2; }

@@ -182,15 +182,22 @@ const std::vector<Access>& stream_ikj_vector() {
   }();
   return s;
 }
-void BM_program_matmul_ikj_vector(benchmark::State& state) {
-  auto h = make("L1:48K,12,64,lru;L2:1M,16,64,lru;L3:32M,16,64,lru,shared;cores=2");
+constexpr const char* kProgram = "L1:48K,12,64,lru;L2:1M,16,64,lru;L3:32M,16,64,lru,shared;cores=2";
+// The program rung's monitor over C; "" or why it could not be added.
+std::string add_program_monitor(mri::sim::Hierarchy& h) {
   mri::sim::MonitorSpec spec;
   spec.begin = kC;
   spec.end = kC + kN * kN * 8;
   spec.bins = 25;
   spec.events = {{0, mri::sim::EventKind::kReadMiss}};
   std::string error;
-  if (h->add_monitor(spec, &error) < 0) state.SkipWithError(error.c_str());
+  if (h.add_monitor(spec, &error) < 0) return error.empty() ? "add_monitor failed" : error;
+  return "";
+}
+void BM_program_matmul_ikj_vector(benchmark::State& state) {
+  auto h = make(kProgram);
+  const std::string error = add_program_monitor(*h);
+  if (!error.empty()) state.SkipWithError(error.c_str());
   replay(state, *h, stream_ikj_vector());
 }
 
@@ -253,31 +260,46 @@ BENCHMARK(BM_L1L2_split2_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_L1L2_split4_two_threads_matmul_ijk)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_L1L2_split4_two_threads_matmul_ikj)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// --replay=STREAM,CONFIG,PASSES: replays STREAM (ijk or ikj) through a new
-// hierarchy of CONFIG (two, three or 2cores: the rungs' hierarchies)
-// PASSES times in batches as the rungs do, prints the references of one
-// pass and exits; no timing. For counting instructions with callgrind
-// (bench/sim_instructions.sh): the difference between two pass counts is
-// the warm passes' work, the same on every run of the same binary.
+// --replay=STREAM,CONFIG,PASSES: replays STREAM (ijk, ikj, or vector: the
+// program rung's stream) through a new hierarchy of CONFIG (two, three,
+// 2cores, or program: the rungs' hierarchies; program with the program
+// rung's monitor) PASSES times in batches as the rungs do, prints the
+// references of one pass and exits; no timing. For counting instructions
+// with callgrind (bench/sim_instructions.sh): the difference between two
+// pass counts is the warm passes' work, the same on every run of the same
+// binary.
 int replay_only(const char* spec) {
   char stream[8] = {0}, config[8] = {0};
   int passes = 0, end = 0;
   if (std::sscanf(spec, "%7[^,],%7[^,],%d%n", stream, config, &passes, &end) != 3 || spec[end] != '\0' ||
-      passes < 1 || (std::strcmp(stream, "ijk") != 0 && std::strcmp(stream, "ikj") != 0)) {
-    std::fprintf(stderr, "sim_throughput: --replay=%s: expected ijk|ikj,two|three|2cores,PASSES (PASSES >= 1)\n",
+      passes < 1 ||
+      (std::strcmp(stream, "ijk") != 0 && std::strcmp(stream, "ikj") != 0 && std::strcmp(stream, "vector") != 0)) {
+    std::fprintf(stderr,
+                 "sim_throughput: --replay=%s: expected ijk|ikj|vector,two|three|2cores|program,PASSES (PASSES >= 1)\n",
                  spec);
     return 2;
   }
+  const bool program = std::strcmp(config, "program") == 0;
   const char* text = std::strcmp(config, "two") == 0     ? kTwoLevels
                      : std::strcmp(config, "three") == 0  ? kThreeLevels
                      : std::strcmp(config, "2cores") == 0 ? kTwoCores
+                     : program                            ? kProgram
                                                           : nullptr;
   if (text == nullptr) {
-    std::fprintf(stderr, "sim_throughput: --replay: unknown hierarchy '%s' (two, three, 2cores)\n", config);
+    std::fprintf(stderr, "sim_throughput: --replay: unknown hierarchy '%s' (two, three, 2cores, program)\n", config);
     return 2;
   }
-  const std::vector<Access>& s = std::strcmp(stream, "ijk") == 0 ? stream_ijk() : stream_ikj();
+  const std::vector<Access>& s = std::strcmp(stream, "ijk") == 0   ? stream_ijk()
+                                 : std::strcmp(stream, "ikj") == 0 ? stream_ikj()
+                                                                   : stream_ikj_vector();
   auto h = make(text);
+  if (program) {
+    const std::string error = add_program_monitor(*h);
+    if (!error.empty()) {
+      std::fprintf(stderr, "sim_throughput: --replay: the program monitor: %s\n", error.c_str());
+      return 1;
+    }
+  }
   for (int p = 0; p < passes; ++p) replay_pass(*h, s);
   std::printf("references per pass %zu\n", s.size());
   return 0;
