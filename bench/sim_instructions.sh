@@ -9,8 +9,9 @@
 # STREAM is ijk, ikj or vector (the program rung's stream), CONFIG two (L1 +
 # L2), three (+ a shared L3), 2cores (the 3 levels of a 2-core machine,
 # coherent) or program (the program rung's hierarchy and monitor); the
-# default is ijk and ikj with each of the first three, and vector,program. For each, `sim_throughput --replay=STREAM,CONFIG,N` runs under
-# callgrind with 1 and with 3 passes over the stream, counting only inside
+# default is ijk and ikj with each of the first three, and vector,program.
+# For each, `sim_throughput --replay=STREAM,CONFIG,N` runs under callgrind
+# with 1 and with 3 passes over the stream, counting only inside
 # Hierarchy::simulate; the difference over two passes' references is the
 # warm caches' cost of a reference (the first pass fills the caches). About
 # 10 s a line. Exit status 1 when a run failed.
