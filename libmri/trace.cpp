@@ -134,6 +134,7 @@ void run_callback(MRI_Call_Back_Function cb) {
   cb();
   std::lock_guard<std::mutex> lock(t.mu);
   t.in_callback = false;
+  t.changed.notify_all();  // MRI_Register_Call_Back_Function may wait for this
 }
 
 // Runs until trace_stop_collector(). The run is `finished` once the
@@ -310,8 +311,11 @@ int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.initialized) return fail("MRI_Init() has not been called");
   }
-  std::lock_guard<std::mutex> lock(t.mu);
+  std::unique_lock<std::mutex> lock(t.mu);
   t.callback = function;
+  // A call-back running now returns before this does (unless this is it):
+  // the tool may then free what the old one used.
+  if (t.collector.get_id() != std::this_thread::get_id()) t.changed.wait(lock, [] { return !t.in_callback; });
   clear_error();
   return MRI_OK;
 }
