@@ -137,6 +137,10 @@ void run_callback(MRI_Call_Back_Function cb) {
   t.changed.notify_all();  // MRI_Register_Call_Back_Function may wait for this
 }
 
+// With t.mu held: whether this thread is the collector's, inside the
+// call-back (the only way it calls into the API).
+bool in_callback_here() { return t.in_callback && t.collector.get_id() == std::this_thread::get_id(); }
+
 // Runs until trace_stop_collector(). The run is `finished` once the
 // application ended and the rings are empty (or nothing can move any more:
 // the buffer is full and the call-back takes nothing), and the call-back,
@@ -264,7 +268,7 @@ void trace_start_collector() {
 bool trace_await_end(int timeout_ms) {
   std::unique_lock<std::mutex> lock(t.mu);
   if (!t.running) return true;
-  if (t.in_callback && t.collector.get_id() == std::this_thread::get_id()) return false;  // from the call-back itself
+  if (in_callback_here()) return false;  // from the call-back itself
   auto done = [] { return t.finished; };
   if (timeout_ms < 0) {
     t.changed.wait(lock, done);
@@ -296,7 +300,7 @@ void trace_stop_collector() {
 
 bool trace_in_callback() {
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.in_callback && t.collector.get_id() == std::this_thread::get_id();
+  return in_callback_here();
 }
 
 }  // namespace mri::tool
@@ -315,7 +319,7 @@ int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
   t.callback = function;
   // A call-back running now returns before this does (unless this is it):
   // the tool may then free what the old one used.
-  if (t.collector.get_id() != std::this_thread::get_id()) t.changed.wait(lock, [] { return !t.in_callback; });
+  if (!in_callback_here()) t.changed.wait(lock, [] { return !t.in_callback; });
   clear_error();
   return MRI_OK;
 }
