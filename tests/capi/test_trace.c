@@ -33,6 +33,7 @@ static unsigned long long other_threads, callbacks, value_sum;
 static MRI_Region_Spec step_region, inner_region;
 static unsigned long long step_values, inner_values, min_step_value = ~0ull, min_inner_value = ~0ull;
 static int take_nothing;
+static int slow, inside; /* set by the test; set by a slow call-back while it runs */
 
 static int same(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
 {
@@ -81,6 +82,12 @@ static void account(const MRI_Trace_Element_Spec *r)
 static void drain_callback(void)
 {
     ++callbacks;
+    if (__atomic_load_n(&slow, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&inside, 1, __ATOMIC_RELEASE);
+        struct timespec ms100 = {0, 100000000};
+        nanosleep(&ms100, NULL);
+        __atomic_store_n(&inside, 0, __ATOMIC_RELEASE);
+    }
     if (take_nothing) return;
     for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) account(r);
 }
@@ -92,6 +99,7 @@ static void reset_views(void)
     step_values = inner_values = 0;
     min_step_value = min_inner_value = ~0ull;
     take_nothing = 0;
+    slow = inside = 0;
 }
 
 static int setup(void **state)
@@ -261,9 +269,17 @@ static void test_hung_tool_turns_into_counted_discards(void **state)
     assert_true(seconds < 5.0); /* two threads, one bounded wait each */
     /* Now empty the buffer without the call-back: what was kept arrives.
      * The collector still calls a call-back that takes nothing after the
-     * end; unregistering waits for one that runs, so `callbacks` is read
-     * after the last. */
+     * end (every poll); unregistering while one runs (made slow: 100 ms)
+     * returns only after it returned, so `callbacks` is read after the
+     * last. */
+    __atomic_store_n(&slow, 1, __ATOMIC_RELEASE);
+    for (int spins = 0; !__atomic_load_n(&inside, __ATOMIC_ACQUIRE) && spins < 2000; ++spins) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_true(__atomic_load_n(&inside, __ATOMIC_ACQUIRE)); /* caught one running */
     assert_int_equal(MRI_Register_Call_Back_Function(NULL), MRI_OK);
+    assert_false(__atomic_load_n(&inside, __ATOMIC_ACQUIRE));
     assert_true(callbacks > 0);
     MRI_Trace_Statistics before[2] = {stats_of(0), stats_of(1)};
     unsigned long long kept = before[0].buffered + before[1].buffered, got = 0;
