@@ -53,6 +53,7 @@ struct Trace {
   std::vector<uint64_t> delivered, in_buffer;  // per thread
   MRI_Trace_Element_Spec current{};
   bool in_callback = false;
+  uint64_t registrations = 0;  // MRI_Register_Call_Back_Function calls, so the collector sees a new call-back
 
   // Settings for the next load.
   uint32_t ring_records = 1u << 16;
@@ -147,6 +148,13 @@ bool in_callback_here() { return t.in_callback && t.collector.get_id() == std::t
 // if any, was called on what remained.
 void collector_main() {
   uint32_t* signal = &t.view.header()->app.trace_signal;
+  // A call-back that took nothing is not called again on the same records
+  // until it is registered again, the buffer changes (new records, or a
+  // tool thread took some) or the application ends: the final call-back is
+  // one call, not one every poll.
+  size_t declined_at = 0;
+  uint64_t declined_by = ~uint64_t(0);
+  bool declined_ended = false;
   for (;;) {
     const uint32_t seq = sync::load(*signal);
     const bool ended = ended_application();  // before collecting: what it wrote before ending is in the rings
@@ -154,22 +162,31 @@ void collector_main() {
     const size_t moved = collect(&rings_empty);
     MRI_Call_Back_Function cb;
     size_t buffered;
+    uint64_t registration;
     bool stop;
     {
       std::lock_guard<std::mutex> lock(t.mu);
       cb = t.callback;
       buffered = t.buffer.size() - t.next;
+      registration = t.registrations;
       stop = t.stop;
     }
     if (stop) {
       if (cb && buffered) run_callback(cb);
       return;
     }
+    const bool declined = registration == declined_by && buffered == declined_at && ended == declined_ended;
     bool took = false;
-    if (cb && buffered && (buffered >= t.capacity / 2 || ended)) {
+    if (cb && buffered && !declined && (buffered >= t.capacity / 2 || ended)) {
       run_callback(cb);
       std::lock_guard<std::mutex> lock(t.mu);
-      took = t.buffer.size() - t.next < buffered;
+      const size_t left = t.buffer.size() - t.next;
+      took = left < buffered;
+      if (!took) {
+        declined_at = left;
+        declined_by = registration;
+        declined_ended = ended;
+      }
     }
     if (took) continue;
     if (ended && (rings_empty || moved == 0)) {
@@ -317,6 +334,7 @@ int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
   }
   std::unique_lock<std::mutex> lock(t.mu);
   t.callback = function;
+  ++t.registrations;
   // A call-back running now returns before this does (unless this is it):
   // the tool may then free what the old one used.
   if (!in_callback_here()) t.changed.wait(lock, [] { return !t.in_callback; });

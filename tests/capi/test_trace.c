@@ -81,7 +81,7 @@ static void account(const MRI_Trace_Element_Spec *r)
 /* The paper's way: first, then next until the buffer is empty. */
 static void drain_callback(void)
 {
-    ++callbacks;
+    __atomic_add_fetch(&callbacks, 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&slow, __ATOMIC_ACQUIRE)) {
         __atomic_store_n(&inside, 1, __ATOMIC_RELEASE);
         struct timespec ms100 = {0, 100000000};
@@ -267,20 +267,26 @@ static void test_hung_tool_turns_into_counted_discards(void **state)
     clock_gettime(CLOCK_MONOTONIC, &b);
     const double seconds = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
     assert_true(seconds < 5.0); /* two threads, one bounded wait each */
-    /* Now empty the buffer without the call-back: what was kept arrives.
-     * The collector still calls a call-back that takes nothing after the
-     * end (every poll); unregistering while one runs (made slow: 100 ms)
-     * returns only after it returned, so `callbacks` is read after the
-     * last. */
+    /* The call-back took nothing at the end: it is not called again on
+     * the same records (it used to be, at every poll of the collector). */
+    const unsigned long long at_end = __atomic_load_n(&callbacks, __ATOMIC_ACQUIRE);
+    assert_true(at_end > 0);
+    struct timespec ms50 = {0, 50000000};
+    nanosleep(&ms50, NULL);
+    assert_int_equal(__atomic_load_n(&callbacks, __ATOMIC_ACQUIRE), at_end);
+    /* Registered again, it is called again on what is left; unregistering
+     * while it runs (made slow: 100 ms) returns only after it returned. */
     __atomic_store_n(&slow, 1, __ATOMIC_RELEASE);
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
     for (int spins = 0; !__atomic_load_n(&inside, __ATOMIC_ACQUIRE) && spins < 2000; ++spins) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
-    assert_true(__atomic_load_n(&inside, __ATOMIC_ACQUIRE)); /* caught one running */
+    assert_true(__atomic_load_n(&inside, __ATOMIC_ACQUIRE)); /* caught it running */
     assert_int_equal(MRI_Register_Call_Back_Function(NULL), MRI_OK);
     assert_false(__atomic_load_n(&inside, __ATOMIC_ACQUIRE));
-    assert_true(callbacks > 0);
+    assert_int_equal(__atomic_load_n(&callbacks, __ATOMIC_ACQUIRE), at_end + 1);
+    /* Now empty the buffer without the call-back: what was kept arrives. */
     MRI_Trace_Statistics before[2] = {stats_of(0), stats_of(1)};
     unsigned long long kept = before[0].buffered + before[1].buffered, got = 0;
     MRI_Trace_Element_Spec chunk[512];
