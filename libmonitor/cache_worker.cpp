@@ -399,7 +399,14 @@ void hand_over_sorted(sim::Hierarchy* h, uint32_t core, const sim::Access* refs,
   while (n > 0) {
     const size_t take = n < kChunkRefs ? n : kChunkRefs;
     size_t n0 = 0, n1 = 0;
-    h->sort_parts(refs, take, part0, &n0, part1, &n1);
+    if (h->sort_parts(refs, take, part0, &n0, part1, &n1) == 0) {
+      // Joined by another thread since the caller looked: a whole batch,
+      // after this thread's part-1 chunks (simulate() takes any state).
+      hand_over(h, core, kAllParts, refs, take);
+      refs += take;
+      n -= take;
+      continue;
+    }
     Chunk* c = take_slot(w);
     std::memcpy(c->refs, part1, n1 * sizeof(sim::Access));
     publish(w, c, h, core, 1, n1);

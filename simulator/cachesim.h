@@ -258,10 +258,12 @@ class Hierarchy {
   // Sorts n references by part, in order, for simulate_part(): those of
   // part 0 to out0, of part 1 to out1 (each with room for n), one that
   // straddles lines of both parts to both; *n0 and *n1 receive the counts.
-  // Branch-free, one pass. Not split: everything to out0. as_planned: by
-  // the split a deferred hierarchy will have (to time the sort beforehand).
-  void sort_parts(const Access* in, size_t n, Access* out0, size_t* n0, Access* out1, size_t* n1,
-                  bool as_planned = false) const;
+  // Branch-free, one pass. Returns the split mask it sorted by; 0 when not
+  // split: everything to out0, which is then no batch for simulate_part()
+  // but one for simulate(). as_planned: by the split a deferred hierarchy
+  // will have (to time the sort beforehand).
+  uint64_t sort_parts(const Access* in, size_t n, Access* out0, size_t* n0, Access* out1, size_t* n1,
+                      bool as_planned = false) const;
   // Simulates references of part `part` only, taking only that part's
   // mutex: two threads may simulate the two parts at the same time. The
   // caller sorts: a reference within one line must be of this part (one
@@ -271,8 +273,12 @@ class Hierarchy {
   // the reference). Each part must see its references in program order per
   // core; how the parts interleave does not matter. simulate() sorts a
   // batch itself (a copy per part) and simulates both parts in turn. A
-  // part out of range is ignored; part 1 of a deferred hierarchy that is
-  // not split (joined since the caller sorted) goes to part 0.
+  // part out of range is ignored. The batch must have been sorted by a
+  // split; when a deferred hierarchy was joined since (unsplit()), part 0,
+  // which holds every set again, simulates it as the part it was sorted
+  // for would have: only that part's lines of a reference that straddles
+  // (the other part's batch has the others), counted in the part of its
+  // first byte.
   void simulate_part(uint32_t part, uint32_t core, const Access* accesses, size_t n);
 
   // Counters of data level `level` (0 = L1) for one core; for a shared

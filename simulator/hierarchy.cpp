@@ -932,6 +932,19 @@ struct Hierarchy::Impl {
       if (k > 0) (this->*kernel)(core, scratch.data(), k);
     }
   }
+
+  // The kernel over a batch sorted for part `as` of a split by `mask`
+  // while this engine, part 0 of a hierarchy joined since, holds every
+  // set: it simulates the batch as that part would have, only the lines
+  // of that part (a reference across lines is in both parts' batches) and
+  // counting a reference in the part of its first byte.
+  void run_as_part(uint64_t as, uint64_t mask, uint32_t core, const Access* in, size_t n) {
+    split_mask = mask;
+    part = as;
+    (this->*kernel)(core, in, n);
+    split_mask = 0;
+    part = 0;
+  }
 };
 
 // ---------------------------------------------------------------- public
@@ -1105,16 +1118,17 @@ bool Hierarchy::unsplit() {
   return true;
 }
 
-void Hierarchy::sort_parts(const Access* in, size_t n, Access* out0, size_t* n0, Access* out1, size_t* n1,
-                           bool as_planned) const {
+uint64_t Hierarchy::sort_parts(const Access* in, size_t n, Access* out0, size_t* n0, Access* out1, size_t* n1,
+                               bool as_planned) const {
   const uint64_t mask = as_planned ? planned_split_mask() : split_mask();
   if (mask == 0) {
     std::memcpy(out0, in, n * sizeof(Access));
     *n0 = n;
     *n1 = 0;
-    return;
+    return 0;
   }
   sort_into(in, n, out0, n0, out1, n1, split_shift(), mask << split_shift());
+  return mask;
 }
 void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n) {
   for (const auto& p : parts_) {
@@ -1129,16 +1143,20 @@ void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n) {
 }
 
 void Hierarchy::simulate_part(uint32_t part, uint32_t core, const Access* accesses, size_t n) {
-  if (part >= parts_.size()) return;
+  if (part >= parts_.size() || n == 0) return;
   Impl& s = *parts_[part];
   {
     lock_for_batch(s.mutex);
     std::lock_guard<std::mutex> lock(s.mutex, std::adopt_lock);
-    if (part == 0 || s.split_mask != 0) return (s.*s.kernel)(core % s.cores, accesses, n);
+    if (s.split_mask != 0 || deferred_mask_ == 0) return (s.*s.kernel)(core % s.cores, accesses, n);
+    // A deferred hierarchy joined since the batch was sorted: part 0 has
+    // every set again.
+    if (part == 0) return s.run_as_part(0, deferred_mask_, core % s.cores, accesses, n);
   }
-  // Part 1 of a deferred hierarchy that was joined since the batch was
-  // sorted: part 0 has every line again.
-  simulate(core, accesses, n);
+  AllParts lock(parts_);  // part 0, then part 1 (split again meanwhile?)
+  Impl& p1 = *parts_[1];
+  if (p1.split_mask != 0) return (p1.*p1.kernel)(core % p1.cores, accesses, n);
+  parts_[0]->run_as_part(1, deferred_mask_, core % s.cores, accesses, n);
 }
 
 uint32_t Hierarchy::parts() const { return uint32_t(parts_.size()); }

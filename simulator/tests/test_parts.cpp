@@ -176,7 +176,8 @@ std::vector<int> add_monitors(Hierarchy& h) {
 // kDeferred: created unsplit (Hierarchy::create's `deferred`), split
 // halfway through the first phase, then a thread per part as kTwoThreads
 // with the batches sorted by sort_parts(), then one thread that joins the
-// parts, splits them and joins them again.
+// parts, splits them and joins them again, simulating batches sorted before
+// a join or split after it.
 enum class Drive { kSimulate, kTwoThreads, kDeferred };
 
 // The references of `part`, sorted as simulate_part() wants them: those
@@ -241,21 +242,50 @@ Snapshot run(const std::string& text, uint32_t modulus, Drive drive) {
         h->simulate(core, a, n);
       });
     } else if (drive == Drive::kDeferred && p == 2) {
-      // Joined, split again and joined again on the way.
+      // Joined, split again and joined again on the way, with batches
+      // sorted while split and simulated after the parts changed, as
+      // libmonitor's simulation thread may still hold part 1 of a batch
+      // when the program's thread joins the parts: a sixth of the phase
+      // each.
       EXPECT_TRUE(h->unsplit());
       EXPECT_FALSE(h->unsplit());
       EXPECT_EQ(h->split_mask(), 0u);
       size_t batch = 0;
       const size_t batches = (phase + 36) / 37;
+      std::vector<Access> out[2] = {std::vector<Access>(37), std::vector<Access>(37)};
+      size_t k[2];
+      auto sort = [&](const Access* a, size_t n) { return h->sort_parts(a, n, out[0].data(), &k[0], out[1].data(), &k[1]); };
+      auto part = [&](uint32_t p, uint32_t core) { h->simulate_part(p, core, out[p].data(), k[p]); };
       feed([&](uint32_t core, const Access* a, size_t n) {
-        if (batch == batches / 3) {
+        const size_t sixth = batch++ * 6 / batches;
+        if (sixth == 0) return h->simulate(core, a, n);  // joined
+        if (sixth == 5) {  // joined: a sort puts everything into part 0's batch, for simulate()
+          EXPECT_EQ(sort(a, n), 0u);
+          EXPECT_EQ(k[1], 0u);
+          return h->simulate(core, out[0].data(), k[0]);
+        }
+        if (h->split_mask() == 0) {
           EXPECT_TRUE(h->split());
         }
-        if (batch == 2 * batches / 3) {
+        EXPECT_EQ(sort(a, n), modulus - 1);
+        if (sixth == 1) {  // joined and split again before part 1 is simulated
+          part(0, core);
           EXPECT_TRUE(h->unsplit());
+          EXPECT_TRUE(h->split());
+          part(1, core);
+        } else if (sixth == 2) {  // part 1 simulated after the join
+          part(0, core);
+          EXPECT_TRUE(h->unsplit());
+          part(1, core);
+        } else if (sixth == 3) {  // both parts after the join, part 1 first
+          EXPECT_TRUE(h->unsplit());
+          part(1, core);
+          part(0, core);
+        } else {  // both after the join
+          EXPECT_TRUE(h->unsplit());
+          part(0, core);
+          part(1, core);
         }
-        ++batch;
-        h->simulate(core, a, n);
       });
     } else if (drive == Drive::kDeferred) {
       std::vector<std::thread> threads;
