@@ -113,6 +113,21 @@ void attach_from_environment() {
   proto::Header* h = g.view.header();
   uint64_t magic = sync::load(h->magic);
   if (magic != proto::kMagic) return refuse("segment has no MRI header (bad magic)", false);
+  // One process per segment: the first to attach claims it. Another one
+  // (a second program started by a wrapper, such as a shell, that passed
+  // the environment on, or one started after the first ended) would mix
+  // its numbers into the first's: it runs unmonitored, leaving the header
+  // alone.
+  uint32_t holder = 0;
+  if (!__atomic_compare_exchange_n(&h->app.app_pid, &holder, uint32_t(getpid()), false, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    char why[160];
+    std::snprintf(why, sizeof why,
+                  "another process (pid %u) is already monitored through this segment; only the first program "
+                  "the tool's command starts is monitored",
+                  holder);
+    return refuse(why, false);
+  }
   uint32_t version = sync::load(h->protocol_version);
   if (version != proto::kProtocolVersion) {
     char why[proto::kMessageBytes];
@@ -148,7 +163,6 @@ void attach_from_environment() {
   for (uint32_t i = 0; i < geo.max_threads; ++i) g.threads[i].store(nullptr);
   pthread_key_create(&g.thread_key, thread_exit);
   pthread_atfork(nullptr, nullptr, child_after_fork);
-  sync::store(app().app_pid, uint32_t(getpid()));
 
   // The gate: every region is armed so the first monitored event of any
   // thread publishes the static information and parks until released.

@@ -802,6 +802,22 @@ static void test_not_instrumented(void **state)
     expect_error(MRI_Application_Load("true", argv), "before attaching");
 }
 
+/* A wrapper (here a shell) passes the environment on to every program it
+ * starts: only the first to attach is monitored; the other runs
+ * unmonitored instead of adding its numbers to the first's. */
+static void test_second_program_is_not_monitored(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char cmd[2 * sizeof MRI_TESTAPP + 64];
+    snprintf(cmd, sizeof cmd, "%s steps 3 20 & %s steps 3 20; wait", MRI_TESTAPP, MRI_TESTAPP);
+    char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    if (MRI_Application_Load("/bin/sh", argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    assert_int_equal((long)agg_total(inst), 3);
+}
+
 static void test_segment_is_private_and_marked_for_removal(void **state)
 {
     (void)state;
@@ -850,6 +866,7 @@ int main(void)
         cmocka_unit_test_teardown(test_module_loaded_later_is_published, teardown),
         cmocka_unit_test_teardown(test_not_instrumented, teardown),
         cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
+        cmocka_unit_test_teardown(test_second_program_is_not_monitored, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
