@@ -158,26 +158,45 @@ std::string parse_level(const std::string& name, const std::string& body, LevelC
   if (fields.size() < 3)
     return name + ": expected SIZE,WAYS,LINE[,OPTION...], got '" + body + "'";
   LevelConfig l;
+  // Each option sets one of four properties; a property set twice (the
+  // same option repeated, or two that contradict, such as wb and wt) is an
+  // error rather than "the last one wins", which would hide a typo.
+  enum Property { kReplacement, kSharing, kWritePolicy, kAllocation, kProperties };
+  static const char* const kPropertyName[kProperties] = {"the replacement policy", "the sharing",
+                                                         "the write policy", "the write allocation"};
+  std::string given[kProperties];  // the option that set each property, "" while unset
   if (!parse_size(fields[0], &l.size_bytes))
     return name + ": size '" + fields[0] + "' is not a byte count (e.g. 32768, 32K, 1M)";
   if (!parse_u32(fields[1], &l.ways)) return name + ": associativity '" + fields[1] + "' is not a number";
   if (!parse_u32(fields[2], &l.line_bytes)) return name + ": line size '" + fields[2] + "' is not a number";
   for (size_t i = 3; i < fields.size(); ++i) {
     const std::string o = lower(fields[i]);
-    if (o == "lru") l.replacement = Replacement::kLru;
-    else if (o == "fifo") l.replacement = Replacement::kFifo;
-    else if (o == "private") l.shared_by = 1;
-    else if (o == "shared") l.shared_by = 0;
-    else if (o.rfind("shared=", 0) == 0) {
+    Property property;
+    if (o == "lru" || o == "fifo") {
+      property = kReplacement;
+      l.replacement = o == "lru" ? Replacement::kLru : Replacement::kFifo;
+    } else if (o == "private" || o == "shared") {
+      property = kSharing;
+      l.shared_by = o == "private" ? 1 : 0;
+    } else if (o.rfind("shared=", 0) == 0) {
+      property = kSharing;
       if (!parse_u32(o.substr(7), &l.shared_by) || l.shared_by == 0)
         return name + ": '" + o + "' needs a core count of at least 1 after 'shared='";
-    } else if (o == "wb") l.write_back = true;
-    else if (o == "wt") l.write_back = false;
-    else if (o == "wa") l.write_allocate = true;
-    else if (o == "nwa") l.write_allocate = false;
-    else
+    } else if (o == "wb" || o == "wt") {
+      property = kWritePolicy;
+      l.write_back = o == "wb";
+    } else if (o == "wa" || o == "nwa") {
+      property = kAllocation;
+      l.write_allocate = o == "wa";
+    } else {
       return name + ": unknown option '" + o +
              "' (expected lru, fifo, private, shared, shared=N, wb, wt, wa or nwa)";
+    }
+    if (!given[property].empty())
+      return name + (given[property] == o ? ": option '" + o + "' given twice"
+                                          : ": options '" + given[property] + "' and '" + o +
+                                                "' contradict (both set " + kPropertyName[property] + ")");
+    given[property] = o;
   }
   *out = l;
   return "";
@@ -199,6 +218,7 @@ std::string parse_config(std::string_view text, HierarchyConfig& out) {
   }
   std::stringstream ss(cleaned);
   std::vector<std::optional<LevelConfig>> levels(kMaxLevels);
+  std::string cores_item;  // the "cores=N" item once given
   for (std::string raw; std::getline(ss, raw, ';');) {
     std::string item = trim(raw);
     if (item.empty()) continue;
@@ -225,9 +245,12 @@ std::string parse_config(std::string_view text, HierarchyConfig& out) {
     }
     const std::string key = lower(trim(item.substr(0, item.find('='))));
     if (key == "cores") {
+      if (!cores_item.empty()) return "cores: given twice ('" + cores_item + "' and '" + item + "')";
       if (item.find('=') == std::string::npos || !parse_u32(trim(item.substr(item.find('=') + 1)), &c.cores))
         return "cores: expected cores=N with N a number, got '" + item + "'";
+      cores_item = item;
     } else if (lower(item) == "cachegrind-compat") {
+      if (c.cachegrind_compatible) return "cachegrind-compat: given twice";
       c.cachegrind_compatible = true;
     } else {
       return "unknown item '" + item + "' (expected LEVEL:SIZE,WAYS,LINE[,...], cores=N or cachegrind-compat)";

@@ -116,6 +116,24 @@ TEST(Config, ValidationMessages) {
             "cachegrind-compat: L1 must be wa (write-allocate)");
 }
 
+TEST(Config, RepeatedOrContradictoryItems) {
+  // The last one used to win silently, which hid a typo or a merge of two configs.
+  EXPECT_EQ(parse_error("L1:32K,8,64;cores=4;cores=2"), "cores: given twice ('cores=4' and 'cores=2')");
+  EXPECT_EQ(parse_error("L1:32K,8,64;L2:1M,16,64;cachegrind-compat;cachegrind-compat"),
+            "cachegrind-compat: given twice");
+  EXPECT_EQ(parse_error("L1:32K,8,64,lru,fifo"),
+            "L1: options 'lru' and 'fifo' contradict (both set the replacement policy)");
+  EXPECT_EQ(parse_error("L1:32K,8,64,fifo,fifo"), "L1: option 'fifo' given twice");
+  EXPECT_EQ(parse_error("L1:32K,8,64;L2:1M,16,64,wb,nwa,wt"),
+            "L2: options 'wb' and 'wt' contradict (both set the write policy)");
+  EXPECT_EQ(parse_error("L1:32K,8,64,wa,nwa"), "L1: options 'wa' and 'nwa' contradict (both set the write allocation)");
+  EXPECT_EQ(parse_error("L1:32K,8,64;L2:1M,16,64,shared,shared=2;cores=4"),
+            "L2: options 'shared' and 'shared=2' contradict (both set the sharing)");
+  EXPECT_EQ(parse_error("I1:32K,8,64,private,private;L1:32K,8,64"), "I1: option 'private' given twice");
+  // One option of each kind is still fine.
+  EXPECT_EQ(parse_error("L1:32K,8,64,fifo,shared,wt,nwa;cores=2"), "");
+}
+
 TEST(Config, ValidateIsPure) {
   HierarchyConfig c;
   c.levels.push_back(LevelConfig{32768, 8, 64});
