@@ -3,8 +3,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "cachesim.h"
@@ -267,12 +267,18 @@ std::string parse_config(std::string_view text, HierarchyConfig& out) {
 }
 
 std::string parse_config_file(const std::string& path, HierarchyConfig& out) {
-  std::ifstream in(path);
+  // stdio rather than a stream: a stream opens a directory, then reads
+  // nothing and reports no error, which left an empty config; fread says
+  // why it failed (EISDIR and the like).
+  std::FILE* in = std::fopen(path.c_str(), "rb");
   if (!in) return "config file '" + path + "': cannot open: " + std::strerror(errno);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) return "config file '" + path + "': read error";
-  const std::string text = buf.str();
+  std::string text;
+  char chunk[4096];
+  size_t got;
+  while ((got = std::fread(chunk, 1, sizeof chunk, in)) > 0) text.append(chunk, got);
+  const int read_errno = std::ferror(in) ? errno : 0;
+  std::fclose(in);
+  if (read_errno != 0) return "config file '" + path + "': cannot read: " + std::strerror(read_errno);
   if (!text.empty() && text[0] == '@') return "config file '" + path + "': a config file cannot name another";
   if (std::string e = parse_config(text, out); !e.empty()) return "config file '" + path + "': " + e;
   return "";

@@ -134,6 +134,13 @@ TEST(Config, RepeatedOrContradictoryItems) {
   EXPECT_EQ(parse_error("L1:32K,8,64,fifo,shared,wt,nwa;cores=2"), "");
 }
 
+TEST(Config, FileThatIsADirectory) {
+  // A directory opens like a file and reads as nothing, which used to give
+  // "no data cache level (L1 is required)".
+  const std::string dir = ::testing::TempDir();
+  EXPECT_EQ(parse_error("@" + dir), "config file '" + dir + "': cannot read: Is a directory");
+}
+
 TEST(Config, ValidateIsPure) {
   HierarchyConfig c;
   c.levels.push_back(LevelConfig{32768, 8, 64});
