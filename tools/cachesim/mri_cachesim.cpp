@@ -280,6 +280,16 @@ int main(int argc, char** argv) {
   auto handle_line = [&](std::string_view line) {
     ++line_number;
     int r = mri::sim::parse_lackey_line(line, &batch[used], &error);
+    // The simulator works with the last byte, addr + size - 1: an access
+    // past 2^64 - 1 would wrap to address 0 and be counted as a reference
+    // that touches no line.
+    if (r == 1 && batch[used].size - 1 > UINT64_MAX - batch[used].addr) {
+      char text[96];
+      std::snprintf(text, sizeof text, "access of %u bytes at 0x%" PRIx64 " runs past the end of the address space",
+                    unsigned(batch[used].size), batch[used].addr);
+      error = text;
+      r = -1;
+    }
     if (r < 0) {
       std::fprintf(stderr, "mri-cachesim: %s:%" PRIu64 ": %s\n", trace_name.c_str(), line_number, error.c_str());
       std::exit(kExitInput);
