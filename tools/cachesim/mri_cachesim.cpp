@@ -247,7 +247,17 @@ int main(int argc, char** argv) {
     mri::sim::MonitorSpec spec;
     spec.begin = opt.range_begin;
     spec.end = opt.range_end;
-    spec.bins = opt.bins;
+    // Bins are ceil(size / N) bytes, so fewer than N of them may cover the
+    // range (100 bytes in 40 bins of 3 bytes take 34); the rest would be
+    // empty, past END. Ask for the bins that cover it, so that the header's
+    // bins= is the number of bin lines printed. (More bins than bytes stay
+    // as asked: add_monitor() refuses them.)
+    const uint64_t span = opt.range_end - opt.range_begin;
+    const uint64_t bin_bytes = span / opt.bins + (span % opt.bins != 0);
+    spec.bins = opt.bins > span ? opt.bins : uint32_t(span / bin_bytes + (span % bin_bytes != 0));
+    if (spec.bins < opt.bins)
+      std::fprintf(stderr, "mri-cachesim: note: --bins %u: bins of %" PRIu64 " bytes cover the range in %u bins\n",
+                   opt.bins, bin_bytes, spec.bins);
     for (uint32_t level = 0; level < sim->levels(); ++level)
       for (uint32_t kind = 0; kind < mri::sim::kEventKinds; ++kind)
         spec.events.push_back({uint8_t(level), EventKind(kind)});
