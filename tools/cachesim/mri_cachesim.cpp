@@ -3,6 +3,7 @@
 // this file has the options and the output format.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -374,12 +375,14 @@ int main(int argc, char** argv) {
     for (const mri::sim::Event& e : result.events)
       std::printf(" L%u.%s", unsigned(e.level) + 1, mri::sim::event_kind_name(e.kind));
     std::printf("\n");
+    // Offsets from BEGIN, never above END - BEGIN, so that no bound wraps
+    // past 2^64 (a range that ends at 0xffffffffffffffff).
+    const uint64_t span = opt.range_end - opt.range_begin;
     for (uint32_t b = 0; b < result.bins; ++b) {
-      const uint64_t begin = opt.range_begin + uint64_t(b) * result.bin_bytes;
-      uint64_t end = begin + result.bin_bytes;
-      if (end > opt.range_end || result.bins == 1) end = opt.range_end;
-      if (begin >= opt.range_end) break;
-      std::printf("%u 0x%" PRIx64 " 0x%" PRIx64, b, begin, end);
+      const uint64_t offset = uint64_t(b) * result.bin_bytes;
+      const uint64_t width = result.bins == 1 ? span : std::min(result.bin_bytes, span - offset);
+      const uint64_t begin = opt.range_begin + offset;
+      std::printf("%u 0x%" PRIx64 " 0x%" PRIx64, b, begin, begin + width);
       for (size_t e = 0; e < result.events.size(); ++e) std::printf(" %" PRIu64, result.count(b, e));
       std::printf("\n");
     }
