@@ -54,7 +54,13 @@ const char kUsage[] =
 }
 
 // "--I1=32768,8,64" -> a level with that geometry, checked on its own.
+// The value is one level's body: a ';', a new line or a '#' would let it
+// carry further config items (or hide a part as a comment), which the
+// parser would take and this option would then drop.
 LevelConfig parse_geometry(const std::string& option, const std::string& value) {
+  if (value.find_first_of(";\n#") != std::string::npos)
+    usage_error(option + ": expected SIZE,ASSOC,LINE[,OPTION...] of one level, got '" + value +
+                "' (give other config items with --config)");
   HierarchyConfig one;
   const std::string error = mri::sim::parse_config("L1:" + value, one);
   if (!error.empty()) {
