@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -71,13 +72,16 @@ LevelConfig parse_geometry(const std::string& option, const std::string& value) 
   return one.levels[0];
 }
 
+// A plain decimal number or 0x and hexadecimal digits, below 2^64: no
+// sign, no spaces (strtoull would take " -1" as 2^64 - 1).
 bool parse_address(const std::string& text, uint64_t* out) {
-  if (text.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
   const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  const unsigned long long v = std::strtoull(text.c_str(), &end, hex ? 16 : 10);
-  if (errno != 0 || *end != '\0' || text[0] == '-') return false;
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(first, last, v, hex ? 16 : 10);
+  // from_chars reads digits only (an unsigned value takes no sign).
+  if (first == last || ec != std::errc() || end != last) return false;
   *out = v;
   return true;
 }
