@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -212,6 +215,30 @@ HierarchyConfig build_config(const Options& o, std::string* source) {
   return c;
 }
 
+// The bytes of tag arrays a hierarchy of `c` holds: one 8-byte tag per line
+// of every cache instance (a level shared by k cores has cores / k of them;
+// I1 is private). Sizes are validated (at most 1T a level, at most 1024
+// cores), so the sum fits in 64 bits.
+uint64_t tag_bytes(const HierarchyConfig& c) {
+  uint64_t bytes = 0;
+  for (const LevelConfig& l : c.levels) {
+    const uint32_t sharing = l.shared_by == 0 ? c.cores : l.shared_by;
+    bytes += uint64_t(c.cores / sharing) * (l.size_bytes / l.line_bytes) * sizeof(uint64_t);
+  }
+  if (c.instruction_l1)
+    bytes += uint64_t(c.cores) * (c.instruction_l1->size_bytes / c.instruction_l1->line_bytes) * sizeof(uint64_t);
+  return bytes;
+}
+
+// A configuration can pass validation and still be too large for this
+// machine's memory (an L1 of 1024G needs 128 GiB of tags): the library
+// then throws std::bad_alloc while it builds or first uses the caches.
+[[noreturn]] void cannot_allocate(const HierarchyConfig& c) {
+  std::fprintf(stderr, "mri-cachesim: cannot allocate the simulated caches (%" PRIu64 " bytes of tags for %s)\n",
+               tag_bytes(c), mri::sim::format_config(c).c_str());
+  std::exit(kExitUsage);
+}
+
 void print_level(const char* name, const mri::sim::LevelCounters& c, bool fetches) {
   std::printf("%s: reads=%" PRIu64 " read_misses=%" PRIu64 " writes=%" PRIu64 " write_misses=%" PRIu64, name,
               c.reads(), c.read_misses, c.writes(), c.write_misses);
@@ -250,8 +277,20 @@ int main(int argc, char** argv) {
   std::string source;
   const HierarchyConfig config = build_config(opt, &source);
   std::string error;
-  auto sim = mri::sim::Hierarchy::create(config, &error);
+  std::unique_ptr<mri::sim::Hierarchy> sim;
+  try {
+    sim = mri::sim::Hierarchy::create(config, &error);
+  } catch (const std::bad_alloc&) {
+    cannot_allocate(config);
+  }
   if (!sim) usage_error("configuration: " + error);
+  auto simulate = [&](const Access* batch, size_t n) {
+    try {
+      sim->simulate(0, batch, n);
+    } catch (const std::bad_alloc&) {
+      cannot_allocate(config);
+    }
+  };
 
   int monitor = -1;
   if (opt.have_range) {
@@ -272,7 +311,12 @@ int main(int argc, char** argv) {
     for (uint32_t level = 0; level < sim->levels(); ++level)
       for (uint32_t kind = 0; kind < mri::sim::kEventKinds; ++kind)
         spec.events.push_back({uint8_t(level), EventKind(kind)});
-    monitor = sim->add_monitor(spec, &error);
+    try {
+      monitor = sim->add_monitor(spec, &error);
+    } catch (const std::bad_alloc&) {
+      usage_error("--range: cannot allocate " + std::to_string(spec.bins) + " bins x " +
+                  std::to_string(spec.events.size()) + " events of counts");
+    }
     if (monitor < 0) usage_error("--range: " + error);
   }
 
@@ -316,7 +360,7 @@ int main(int argc, char** argv) {
       std::exit(kExitInput);
     }
     if (r == 1 && ++used == kBatch) {
-      sim->simulate(0, batch.data(), used);
+      simulate(batch.data(), used);
       references += used;
       used = 0;
       if ((references & ((1u << 20) - 1)) < kBatch) progress.maybe_report(line_number, references);
@@ -344,7 +388,7 @@ int main(int argc, char** argv) {
     return kExitInput;
   }
   if (!partial.empty()) handle_line(partial);
-  if (used) sim->simulate(0, batch.data(), used);
+  if (used) simulate(batch.data(), used);
   references += used;
   progress.finish();
   if (!from_stdin) std::fclose(in);
