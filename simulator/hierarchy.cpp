@@ -101,6 +101,13 @@ struct Cache {
   uint64_t* core_set(uint32_t core, uint64_t line) { return core_base[core] + size_t(line & set_mask) * ways; }
 };
 
+// The last byte of an access of `size` bytes (at least 1) at `addr`; one
+// that would run past the end of the address space ends there.
+inline uint64_t last_byte(uint64_t addr, uint64_t size) {
+  const uint64_t last = addr + (size - 1);
+  return last < addr ? ~uint64_t{0} : last;
+}
+
 // Index of the way holding `key` (a line number << 1), or -1.
 inline int find_way(const uint64_t* set, uint32_t ways, uint64_t key) {
   for (uint32_t w = 0; w < ways; ++w)
@@ -591,7 +598,7 @@ struct Hierarchy::Impl {
       r.instructions += counted;
       if (!has_icache) return;
       const uint32_t shift = icache.line_shift;
-      const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
+      const uint64_t first = a.addr >> shift, last = last_byte(a.addr, size) >> shift;
       for (uint64_t ln = first; ln <= last; ++ln)
         if (own(ln)) fetch_line<kMon>(core, ln == first ? a.addr : ln << shift);
       return;
@@ -600,7 +607,7 @@ struct Hierarchy::Impl {
     else if (a.type == kWrite) r.writes += counted;
     else r.modifies += counted;
     const uint32_t shift = data[0].line_shift;
-    const uint64_t first = a.addr >> shift, last = (a.addr + size - 1) >> shift;
+    const uint64_t first = a.addr >> shift, last = last_byte(a.addr, size) >> shift;
     for (uint64_t ln = first; ln <= last; ++ln) {
       if (!own(ln)) continue;
       const uint64_t addr = ln == first ? a.addr : ln << shift;
@@ -825,7 +832,7 @@ struct Hierarchy::Impl {
   // cachegrind's reference: every line the access touches is looked up (and
   // filled on a miss), and the access is one miss if any of them missed.
   bool compat_ref(uint32_t core, uint32_t lvl, Cache& c, uint64_t addr, uint32_t size, bool dirty) {
-    const uint64_t first = addr >> c.line_shift, last = (addr + size - 1) >> c.line_shift;
+    const uint64_t first = addr >> c.line_shift, last = last_byte(addr, size) >> c.line_shift;
     bool miss = false;
     for (uint64_t line = first; line <= last; ++line) {
       uint64_t* set = c.set_for(0, line);
@@ -990,11 +997,27 @@ std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std:
   // Deferred: mask 0 in both engines until split(), so part 0 owns every
   // line and part 1 none.
   const uint64_t now = deferred ? 0 : mask;
-  for (uint32_t p = 0; p < parts; ++p) {
-    engines.push_back(std::make_unique<Impl>());
-    engines.back()->init(config);
-    engines.back()->split_mask = now;
-    engines.back()->part = p;
+  try {
+    for (uint32_t p = 0; p < parts; ++p) {
+      engines.push_back(std::make_unique<Impl>());
+      engines.back()->init(config);
+      engines.back()->split_mask = now;
+      engines.back()->part = p;
+    }
+  } catch (const std::bad_alloc&) {
+    // A valid configuration can still be too large for this machine
+    // (validate_config allows sizes up to 1 TiB a level).
+    uint64_t words = 0;
+    auto add = [&](const LevelConfig& l) {
+      const uint32_t per = l.shared_by == 0 ? config.cores : l.shared_by;
+      words += uint64_t(config.cores / per) * (l.size_bytes / l.line_bytes);
+    };
+    for (const LevelConfig& l : config.levels) add(l);
+    if (config.instruction_l1) add(*config.instruction_l1);
+    if (error)
+      *error = "cannot allocate the simulated caches: " + std::to_string(words * 8 * parts) + " bytes of tags" +
+               (parts > 1 ? " (two parts)" : "");
+    return nullptr;
   }
   return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(engines), now, parts > 1 && deferred ? mask : 0));
 }
@@ -1295,12 +1318,19 @@ int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
     const uint64_t span = spec.end - spec.begin;
     m.bin_bytes = spec.bin_bytes ? spec.bin_bytes : span / spec.bins + (span % spec.bins != 0);
   }
-  m.totals.assign(m.events.size(), 0);
-  m.bins.assign(size_t(spec.bins) * m.events.size(), 0);
   const int id = s.next_monitor_id;  // the same in every part
+  try {  // up to 2^24 bins of every event, in every part: gigabytes
+    m.totals.assign(m.events.size(), 0);
+    m.bins.assign(size_t(spec.bins) * m.events.size(), 0);
+    for (const auto& p : parts_) p->monitors.emplace(id, m);
+  } catch (const std::bad_alloc&) {
+    for (const auto& p : parts_) p->monitors.erase(id);
+    return fail("cannot allocate the monitor's counts (" + std::to_string(spec.bins) + " bins of " +
+                std::to_string(m.events.size()) + " events, " + std::to_string(parts_.size()) +
+                (parts_.size() == 1 ? " copy)" : " copies)"));
+  }
   for (const auto& p : parts_) {
     ++p->next_monitor_id;
-    p->monitors.emplace(id, m);
     p->refresh_active();
   }
   return id;

@@ -127,6 +127,35 @@ TEST(Hierarchy, WriteAllocateVersusNoWriteAllocate) {
 // An 8-byte read at 0x1003c touches lines 0x10000 and 0x10040.
 //   default model: two line references, both miss; again: two hits.
 //   cachegrind model: one reference, one miss; again: one hit.
+// An access that would run past the end of the address space ends there:
+// it touches the last line (it touched none, and counted no L1 access,
+// when the last byte's address wrapped to 6).
+TEST(Hierarchy, AccessAtTheTopOfTheAddressSpaceEndsThere) {
+  for (const char* text : {"L1:1K,2,64;L2:4K,4,64", "L1:1K,2,64;L2:4K,4,64;cachegrind-compat"}) {
+    auto h = make(text);
+    read(*h, ~uint64_t{0});
+    EXPECT_EQ(h->references(0).reads, 1u) << text;
+    EXPECT_EQ(h->counters(0, 0).reads(), 1u) << text;
+    EXPECT_EQ(h->counters(0, 0).read_misses, 1u) << text;
+    read(*h, ~uint64_t{0} - 3);
+    EXPECT_EQ(h->counters(0, 0).read_misses, 1u) << text;  // the same line, now a hit
+  }
+}
+
+// A valid configuration too large for the machine: create() says so
+// instead of throwing. (Sanitizers' allocators end the process instead.)
+TEST(Hierarchy, TooLargeToAllocateIsAnError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator exits on a failed allocation";
+#else
+  HierarchyConfig c;
+  ASSERT_EQ(mri::sim::parse_config("L1:1024G,1,8;cores=1024", c), "");
+  std::string error;
+  EXPECT_EQ(Hierarchy::create(c, &error), nullptr);
+  EXPECT_EQ(error, "cannot allocate the simulated caches: 1125899906842624 bytes of tags");
+#endif
+}
+
 TEST(Hierarchy, StraddlingAccessTouchesBothLines) {
   auto h = make("L1:1K,2,64;L2:4K,4,64");
   read(*h, 0x1003c);
