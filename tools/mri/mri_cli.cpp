@@ -90,6 +90,24 @@ const char* kUsage =
   std::exit(2);
 }
 
+// -h or --help among a command's options: the usage on stdout, status 0.
+void help_option(const std::string& arg) {
+  if (arg != "--help" && arg != "-h") return;
+  std::fputs(kUsage, stdout);
+  std::exit(0);
+}
+
+// The value of the option at argv[i] (argv[i + 1]; i then points at it). A
+// usage error when there is none, or when the next argument is the "--"
+// that ends the options: taking it would run the wrong program or write a
+// file named "--".
+std::string option_value(int argc, char** argv, int& i, const char* what) {
+  const char* option = argv[i];
+  if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0)
+    usage_error(("%s needs " + std::string(what)).c_str(), option);
+  return argv[++i];
+}
+
 struct Row {
   std::string name, type, where;
   unsigned long long calls;
@@ -308,14 +326,13 @@ int cmd_profile(int argc, char** argv) {
       ++i;
       break;
     }
+    help_option(a);
     if (a == "--sort") {
-      if (i + 1 >= argc) usage_error("%s needs a value", "--sort");
-      sort = argv[++i];
+      sort = option_value(argc, argv, i, "a value");
       if (sort != "incl" && sort != "excl" && sort != "calls" && sort != "name")
         usage_error("unknown sort key '%s' (incl, excl, calls, name)", sort.c_str());
     } else if (a == "--metric") {
-      if (i + 1 >= argc) usage_error("%s needs an event name", "--metric");
-      g_metrics.push_back(argv[++i]);
+      g_metrics.push_back(option_value(argc, argv, i, "an event name"));
     } else if (a == "--per-thread") {
       per_thread = true;
     } else if (a == "--all") {
@@ -325,8 +342,7 @@ int cmd_profile(int argc, char** argv) {
     } else if (a == "--unwind") {
       unwind = true;
     } else if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
-      output = argv[++i];
+      output = option_value(argc, argv, i, "a file name");
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -551,22 +567,20 @@ int cmd_trace(int argc, char** argv) {
       ++i;
       break;
     }
+    help_option(a);
     if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) usage_error("%s needs a file name", a.c_str());
-      output = argv[++i];
+      output = option_value(argc, argv, i, "a file name");
     } else if (a == "--format") {
-      if (i + 1 >= argc) usage_error("%s needs vtf3 or otf2", a.c_str());
-      format = argv[++i];
+      format = option_value(argc, argv, i, "vtf3 or otf2");
     } else if (a == "--region") {
-      if (i + 1 >= argc) usage_error("%s needs a region name", a.c_str());
-      region_names.push_back(argv[++i]);
+      region_names.push_back(option_value(argc, argv, i, "a region name"));
     } else if (a == "--no-subregions") {
       subregions = false;
     } else if (a == "--ring") {
-      if (i + 1 >= argc) usage_error("%s needs a number of records", a.c_str());
+      const std::string v = option_value(argc, argv, i, "a number of records");
       char* end = nullptr;
-      ring = unsigned(std::strtoul(argv[++i], &end, 10));
-      if (!end || *end) usage_error("--ring: '%s' is not a number", argv[i]);
+      ring = unsigned(std::strtoul(v.c_str(), &end, 10));
+      if (!end || *end) usage_error("--ring: '%s' is not a number", v.c_str());
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -646,6 +660,7 @@ int cmd_trace(int argc, char** argv) {
 
 int cmd_regions(int argc, char** argv) {
   int i = 0;
+  if (i < argc) help_option(argv[i]);
   if (i < argc && std::strcmp(argv[i], "--") == 0) ++i;
   if (i >= argc) usage_error("%s", "regions needs a program (after --)");
   load(argv + i);
@@ -861,16 +876,14 @@ int cmd_hist(int argc, char** argv) {
       ++i;
       break;
     }
-    auto value = [&](const char* what) {
-      if (i + 1 >= argc) usage_error("%s needs a value", what);
-      return std::string(argv[++i]);
-    };
+    help_option(a);
+    auto value = [&] { return option_value(argc, argv, i, "a value"); };
     if (a == "--metric") {
-      metric = value("--metric");
+      metric = value();
     } else if (a == "--data") {
-      data = value("--data");
+      data = value();
     } else if (a == "--bins") {
-      const std::string v = value("--bins");
+      const std::string v = value();
       char* end = nullptr;
       errno = 0;
       const long n = std::strtol(v.c_str(), &end, 10);
@@ -878,14 +891,14 @@ int cmd_hist(int argc, char** argv) {
         usage_error("--bins: '%s' is not a bin count in 1..1024", v.c_str());
       bins = int(n);
     } else if (a == "--region") {
-      region_names.push_back(value("--region"));
+      region_names.push_back(value());
     } else if (a == "--config") {
-      config = value("--config");
+      config = value();
       have_config = true;
     } else if (a == "-o" || a == "--output") {
-      csv = value(a.c_str());
+      csv = value();
     } else if (a == "--plot") {
-      plot = value("--plot");
+      plot = value();
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -1024,6 +1037,9 @@ int main(int argc, char** argv) {
   if (cmd == "regions") return cmd_regions(argc - 2, argv + 2);
   if (cmd == "hist") return cmd_hist(argc - 2, argv + 2);
   if (cmd == "trace") return cmd_trace(argc - 2, argv + 2);
-  if (cmd == "info") return cmd_info();
+  if (cmd == "info") {
+    for (int k = 2; k < argc; ++k) help_option(argv[k]);
+    return cmd_info();
+  }
   usage_error("unknown command '%s'", cmd.c_str());
 }
