@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The command line of the `mri` tool: option values and --help, on
-# examples/gauss (gauss_cachesim is for later checks of `mri hist`, when the
-# build has the cache-simulator instrumentation).
+# The command line of the `mri` tool: option values, --help, and output
+# paths that cannot be written, on examples/gauss (and gauss_cachesim for
+# `mri hist`, when the build has the cache-simulator instrumentation).
 #
 #   test_args.sh MRI GAUSS GAUSS_CACHESIM|- WORKDIR
 set -uo pipefail
@@ -54,4 +54,32 @@ done
 run 0 profile --metric perf::PAGE-FAULTS --help
 grep -q '^usage: mri profile' out.txt || fail "mri profile ... --help: no usage"
 
+# --- Output paths that cannot be written: one "cannot write PATH: reason",
+# status 1, found before the program runs.
+touch plain
+cannot_write() {  # cannot_write PATH ARGS...
+  local path=$1; shift
+  run 1 "$@"
+  grep -q 'gauss: n=' out.txt && fail "mri $*: the program ran before the output path was checked"
+  [[ $(grep -c "cannot write" err.txt) == 1 ]] || { cat err.txt; fail "mri $*: not one 'cannot write' message"; }
+  grep -qF "mri: cannot write $path: " err.txt || { cat err.txt; fail "mri $*: the message does not name $path"; }
+}
+cannot_write "$work" profile -o "$work" -- "$gauss"
+grep -q "is a directory" err.txt || { cat err.txt; fail "profile -o DIR: the reason is not that it is a directory"; }
+cannot_write "$work/missing/out" profile -o "$work/missing/out" -- "$gauss"
+cannot_write plain/out profile -o plain/out -- "$gauss"
+[[ ! -e "$work/missing" ]] || fail "something was left behind"
+if [[ -n $cachesim ]]; then
+  cannot_write "$work/missing/a.csv" hist --metric L1_DATA_READ_MISS -o "$work/missing/a.csv" -- "$cachesim"
+  cannot_write "$work" hist --metric L1_DATA_READ_MISS --plot "$work" -- "$cachesim"
+  cannot_write plain/a.svg hist --metric L1_DATA_READ_MISS --plot plain/a.svg -- "$cachesim"
+  # What can be written still is: /dev/null, and a new file.
+  run 0 hist --metric L1_DATA_READ_MISS -o /dev/null --plot a.svg -- "$cachesim"
+  grep -q '<svg' a.svg || fail "hist --plot a.svg: no chart"
+else
+  echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"
+fi
+# The trace writer already opens its file before the run: one prefix too.
+run 1 trace -o "$work" -- "$gauss"
+[[ $(grep -c "cannot write" err.txt) == 1 ]] || { cat err.txt; fail "trace -o DIR: not one 'cannot write' message"; }
 echo "args: all checks passed"

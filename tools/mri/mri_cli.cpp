@@ -7,6 +7,7 @@
 //   mri info                                     what this monitor can measure here
 //
 // Uses only the public C API (include/mri.h).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,6 +107,49 @@ std::string option_value(int argc, char** argv, int& i, const char* what) {
   if (i + 1 >= argc || std::strcmp(argv[i + 1], "--") == 0)
     usage_error(("%s needs " + std::string(what)).c_str(), option);
   return argv[++i];
+}
+
+// The error text of an exporter or of write_file() without its own
+// "cannot write PATH: " prefix, which the caller prints once.
+std::string reason_only(const std::string& error, const std::string& path) {
+  const std::string prefix = "cannot write " + path + ": ";
+  return error.rfind(prefix, 0) == 0 ? error.substr(prefix.size()) : error;
+}
+
+// Why an output file cannot be written at `path`, or "" when it can: a
+// path that names no file, a directory or other non-file at the path, a
+// missing or unwritable directory. Checked before the program runs so that
+// a long run is not lost to a bad path; the final write still reports its
+// own errors. by_rename: the file is written next to the path and renamed
+// over it (tools/exporters/atomic_file.h), so it must be a regular file if
+// it exists, and its own permissions do not matter; otherwise it is opened
+// for writing in place (which /dev/null or a pipe allows too).
+std::string unwritable_reason(const std::string& path, bool by_rename) {
+  if (path.empty() || path.back() == '/') return "it names no file";
+  struct stat st;
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return "it is a directory";
+  if (exists && by_rename && !S_ISREG(st.st_mode)) return "it exists and is not a regular file";
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat ds;
+  if (::stat(dir.c_str(), &ds) != 0) return "directory " + dir + ": " + std::strerror(errno);
+  if (!S_ISDIR(ds.st_mode)) return dir + " is not a directory";
+  if (by_rename || !exists) {
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) return "cannot create files in " + dir + ": " + std::strerror(errno);
+  } else if (::access(path.c_str(), W_OK) != 0) {
+    return std::strerror(errno);
+  }
+  return "";
+}
+
+// Ends mri with status 1 before anything ran when `path` cannot be written.
+void check_output(const std::string& path, bool by_rename) {
+  if (path.empty()) return;
+  const std::string why = unwritable_reason(path, by_rename);
+  if (why.empty()) return;
+  std::fprintf(stderr, "mri: cannot write %s: %s (the program was not run)\n", path.c_str(), why.c_str());
+  std::exit(1);
 }
 
 struct Row {
@@ -308,7 +352,7 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   for (auto& [k, c] : calls) profile.calls.push_back(c);
   std::string error;
   if (!ex::write_callgrind(path, profile, error)) {
-    std::fprintf(stderr, "mri: cannot write %s: %s\n", path.c_str(), error.c_str());
+    std::fprintf(stderr, "mri: cannot write %s: %s\n", path.c_str(), reason_only(error, path).c_str());
     MRI_Finalize();
     std::exit(1);
   }
@@ -351,6 +395,7 @@ int cmd_profile(int argc, char** argv) {
   }
   if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
   if (unwind && output.empty()) usage_error("%s", "--unwind needs -o FILE (it adds callers to the call tree)");
+  check_output(output, true);
   char** prog = argv + i;
   load(prog);
 
@@ -608,7 +653,8 @@ int cmd_trace(int argc, char** argv) {
   a.writer = ex::make_trace_writer(fmt);
   std::string error;
   if (!a.writer || !a.writer->begin(output, defs, error)) {
-    std::fprintf(stderr, "mri: cannot write %s: %s\n", output.c_str(), a.writer ? error.c_str() : "no writer");
+    std::fprintf(stderr, "mri: cannot write %s: %s\n", output.c_str(),
+                 a.writer ? reason_only(error, output).c_str() : "no writer");
     MRI_Application_Finish();
     MRI_Finalize();
     return 1;
@@ -647,7 +693,8 @@ int cmd_trace(int argc, char** argv) {
   int code = final_status(prog[0]);
   if (a.error.empty()) a.writer->finish(a.error);
   if (!a.error.empty()) {
-    std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(), a.error.c_str());
+    std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(),
+                 reason_only(a.error, output).c_str());
     MRI_Finalize();
     return 1;
   }
@@ -761,17 +808,17 @@ std::string bin_names(const MRI_Histogram_Bin& b, const char* separator) {
   return out;
 }
 
-// Writes `text` to `path`; false with a message on any I/O error.
+// Writes `text` to `path`; false with the reason on any I/O error.
 bool write_file(const std::string& path, const std::string& text, std::string& error) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
-    error = "cannot create " + path + ": " + std::strerror(errno);
+    error = std::strerror(errno);
     return false;
   }
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int e = errno;
   if (std::fclose(f) != 0 || !ok) {
-    error = "cannot write " + path + ": " + std::strerror(ok ? errno : e);
+    error = std::strerror(ok ? errno : e);
     return false;
   }
   return true;
@@ -907,6 +954,8 @@ int cmd_hist(int argc, char** argv) {
   }
   if (metric.empty()) usage_error("%s", "hist needs --metric (e.g. L1_DATA_READ_MISS)");
   if (i >= argc) usage_error("%s", "hist needs a program to run (after --)");
+  check_output(csv, false);
+  check_output(plot, false);
   char** prog = argv + i;
   if (MRI_Init() != MRI_OK) die("init");
   MRI_Runtime_Information_Spec ri;
@@ -998,7 +1047,7 @@ int cmd_hist(int argc, char** argv) {
               std::to_string(bytes) + "," + std::to_string(e.value) + "," + bin_names(e, ";") + "\n";
     }
     if (!write_file(csv, text, error)) {
-      std::fprintf(stderr, "mri: %s\n", error.c_str());
+      std::fprintf(stderr, "mri: cannot write %s: %s\n", csv.c_str(), error.c_str());
       MRI_Finalize();
       return 1;
     }
@@ -1009,7 +1058,7 @@ int cmd_hist(int argc, char** argv) {
     const std::string xlabel = "bin: " + std::to_string(width) + " bytes of " +
                                (data.empty() ? std::string("the packed data structures") : data) + " each, in address order";
     if (!write_file(plot, svg_chart(*h, title, event + " (simulated)", xlabel), error)) {
-      std::fprintf(stderr, "mri: %s\n", error.c_str());
+      std::fprintf(stderr, "mri: cannot write %s: %s\n", plot.c_str(), error.c_str());
       MRI_Finalize();
       return 1;
     }
