@@ -607,3 +607,26 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);
   leave(ts);
 }
+
+namespace mri::monitor {
+
+// At the end of monitoring (Monitor_Final, run by exit()): the calling
+// thread's instances still open end now, innermost first, as if their
+// exits ran: a program that calls exit() inside main keeps its PROGRAM
+// row, its enclosing instances' times and simulated cache events, and its
+// trace its exit records. The caller has quiesced the other threads.
+void close_open_instances(ThreadState* ts) {
+  if (!ts || ts == &g_unmonitored || ts->depth == 0) return;
+  ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
+  const uint64_t now = ticks();
+  while (ts->depth > 0) {
+    const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);
+    const RegionPlan& p = g.plan[id];
+    pop_and_measure(ts, id, now);
+    if (p.n_trace) trace_exit(ts, p, id, now);
+    if (p.cache) cache_exit(ts, id);
+  }
+  leave(ts);
+}
+
+}  // namespace mri::monitor

@@ -341,6 +341,8 @@ inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer:
 
 // hot_path.cpp
 ThreadState* current_thread_state();
+// Ends the thread's open instances at the end of monitoring (hot_path.cpp).
+void close_open_instances(ThreadState* ts);
 // The calling thread's overhead clock (fixed point), also before its
 // first event, and adding to it (threads.cpp).
 uint64_t thread_overhead_clock();

@@ -841,7 +841,9 @@ void Monitor_Final(void) {
   if (!g.published) publish_once();
   g.mode.store(kFinished, std::memory_order_seq_cst);
   arm_all(0);  // under the registry lock: a module may be registering its regions
-  quiesce(current_thread_state());
+  ThreadState* ts = current_thread_state();
+  quiesce(ts);
+  close_open_instances(ts);
   cache_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.

@@ -518,7 +518,14 @@ static void test_exit_code_and_reload(void **state)
     (void)state;
     load("exit", "4", "3", NULL);
     MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID step_time = aggregate(MRI_EXECUTION_TIME, "step", MRI_SUM, MRI_PER_PROCESS);
     run_to_end();
+    /* exit() inside main: main's instance, still open, ends at the exit. */
+    MRI_Aggregate_Request_Results *m = agg_data(main_time);
+    assert_int_equal(m->nr_Elements, 1);
+    assert_int_equal(m->element[0].count, 1);
+    assert_true(m->element[0].value >= agg_total(step_time));
     MRI_Application_Status_Info st;
     MRI_Get_Application_Status(&st);
     assert_int_equal(st.reason, MRI_STOP_EXITED);
