@@ -45,7 +45,7 @@ const char* kUsage =
     "          calls, inclusive and exclusive time, in total and per thread; each time\n"
     "          also with the monitor's own overhead removed (\"comp\" columns)\n"
     "          --metric EVENT add inclusive and exclusive counts of a counter event\n"
-    "                         (e.g. perf::PAGE-FAULTS; see mri info); may be repeated\n"
+    "                         (e.g. perf::PAGE-FAULTS; see mri info); up to 3, each once\n"
     "          --sort KEY     order of the rows (default: incl)\n"
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
@@ -292,12 +292,24 @@ std::map<RegionKey, uint32_t> region_indices(std::vector<mri::exporters::Region>
   return index;
 }
 
+// At most this many --metric: the monitor holds 4 profile requests at a
+// time (the default geometry of protocol/mri_protocol.h, max_profile_slices,
+// which the environment cannot change) and the time profile is one of them.
+constexpr size_t kMaxMetrics = 3;
+
 // The callgrind file of `mri profile -o`: regions as functions, exclusive
 // values as self costs, and the call tree from the callpath requests.
-// Events: Time_ns, TimeComp_ns (unless --no-compensation), Instances, then
-// one per --metric.
-void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID time_req,
-                          MRI_Request_ID instances_req, const std::vector<MRI_Request_ID>& metric_req) {
+// Events: Time_ns, TimeComp_ns (unless --no-compensation), Instances (when
+// instances_req is a request), then one per --metric.
+//
+// Self costs come from the flat profiles (MRI_Get_Data() of the same
+// requests), which count every instance: a pair that did not fit the
+// monitor's edge table (MRI_MAX_EDGES) is missing from the callpath
+// results, and its callee's cost with it. Then the call tree is incomplete,
+// which a warning says; the functions and totals are not. Every region that
+// ran is a function (every region with `all`, as in the table).
+void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID time_req, MRI_Request_ID instances_req,
+                          const std::vector<MRI_Request_ID>& metric_req, bool all) {
   namespace ex = mri::exporters;
   ex::Profile profile;
   profile.program = prog[0];
@@ -308,22 +320,60 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
     profile.events.push_back("TimeComp_ns");
     profile.event_descriptions.push_back("Execution time with the monitor's overhead removed (ns)");
   }
-  profile.events.push_back("Instances");
-  profile.event_descriptions.push_back("Region instances (inclusive: with the instances nested in them)");
+  const bool with_instances = instances_req >= 0;
+  if (with_instances) {
+    profile.events.push_back("Instances");
+    profile.event_descriptions.push_back("Region instances (inclusive: with the instances nested in them)");
+  }
   for (const auto& m : g_metrics) {
     profile.events.push_back(event_name(m));
     profile.event_descriptions.push_back(m);
   }
   const auto index = region_indices(&profile.regions);
   const size_t nev = profile.events.size();
-  std::map<uint32_t, std::vector<uint64_t>> self;
-  std::map<std::pair<uint32_t, uint32_t>, ex::ProfileCall> calls;
-  const size_t comp_column = g_compensate ? 1 : 0;  // TimeComp_ns follows Time_ns
-  std::vector<MRI_Request_ID> reqs{time_req, instances_req};
-  std::vector<size_t> columns{0, 1 + comp_column};
+  const size_t comp_column = g_compensate ? 1 : 0;       // TimeComp_ns follows Time_ns
+  const size_t instances_column = 1 + comp_column;       // when with_instances
+  const size_t first_metric = instances_column + (with_instances ? 1 : 0);
+  // The time request, then the metrics; the instances request apart (its
+  // self cost is the flat instance count of the time request).
+  std::vector<MRI_Request_ID> reqs{time_req};
+  std::vector<size_t> columns{0};
   for (size_t m = 0; m < metric_req.size(); ++m) {
     reqs.push_back(metric_req[m]);
-    columns.push_back(2 + comp_column + m);
+    columns.push_back(first_metric + m);
+  }
+
+  // Self costs from the flat profiles.
+  std::map<uint32_t, std::vector<uint64_t>> self;
+  std::map<uint32_t, unsigned long long> flat_instances;
+  for (size_t r = 0; r < reqs.size(); ++r) {
+    void* data = nullptr;
+    if (MRI_Get_Data(reqs[r], &data) != MRI_OK) die("profile results");
+    const auto* flat = static_cast<const MRI_Histogram_Profile_Results*>(data);
+    for (int e = 0; e < flat->nr_Elements; ++e) {
+      const MRI_Profile_Element& el = flat->element[e];
+      auto region = index.find(key_of(el.region));
+      if (region == index.end()) continue;
+      if (r == 0) {
+        if (el.instances == 0 && !all) continue;
+        flat_instances[region->second] = el.instances;
+        auto& costs = self[region->second];
+        costs.assign(nev, 0);
+        costs[0] = uint64_t(el.exclusive + 0.5);
+        if (comp_column) costs[1] = uint64_t(el.compensated_exclusive + 0.5);
+        if (with_instances) costs[instances_column] = el.instances;
+      } else if (auto it = self.find(region->second); it != self.end()) {
+        it->second[columns[r]] = uint64_t(el.exclusive + 0.5);
+      }
+    }
+  }
+
+  // Calls from the callpath results: count and inclusive costs.
+  std::map<std::pair<uint32_t, uint32_t>, ex::ProfileCall> calls;
+  std::map<uint32_t, unsigned long long> paired;  // per callee: instances in some pair (time request)
+  if (with_instances) {
+    reqs.push_back(instances_req);
+    columns.push_back(instances_column);
   }
   for (size_t r = 0; r < reqs.size(); ++r) {
     const size_t ev = columns[r];
@@ -333,11 +383,8 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       const MRI_Callpath_Element& e = res->element[i];
       auto callee = index.find(key_of(e.callee));
       if (callee == index.end()) continue;
+      if (r == 0) paired[callee->second] += e.instances;
       const uint32_t caller = e.has_caller && index.count(key_of(e.caller)) ? index.at(key_of(e.caller)) : ex::kNoCaller;
-      auto& s = self[callee->second];
-      s.resize(nev, 0);
-      s[ev] += uint64_t(e.exclusive + 0.5);
-      if (r == 0 && comp_column) s[1] += uint64_t(e.compensated_exclusive + 0.5);
       if (caller == ex::kNoCaller) continue;
       ex::ProfileCall& c = calls[{caller, callee->second}];
       c.caller = caller;
@@ -348,6 +395,15 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       if (r == 0 && comp_column) c.inclusive[1] += uint64_t(e.compensated_inclusive + 0.5);
     }
   }
+  // Every instance has one nearest caller (or none: a root), so the pairs
+  // into a region account for all its instances unless some were dropped.
+  unsigned long long unpaired = 0;
+  for (const auto& [region, n] : flat_instances) {
+    const auto p = paired.find(region);
+    const unsigned long long in_pairs = p == paired.end() ? 0 : p->second;
+    if (n > in_pairs) unpaired += n - in_pairs;
+  }
+
   for (auto& [region, costs] : self) profile.functions.push_back({region, costs});
   for (auto& [k, c] : calls) profile.calls.push_back(c);
   std::string error;
@@ -358,6 +414,48 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   }
   std::fprintf(stderr, "mri: wrote %s (%zu functions, %zu call edges; open it with kcachegrind or callgrind_annotate)\n",
                path.c_str(), profile.functions.size(), profile.calls.size());
+  if (!with_instances)
+    std::fprintf(stderr, "mri: note: %s has no Instances event: with %zu --metric every profile request the monitor "
+                 "holds is in use\n", path.c_str(), kMaxMetrics);
+  if (unpaired)
+    std::fprintf(stderr, "mri: warning: the call tree in %s is incomplete: %llu region instances have no caller/callee "
+                 "pair (the monitor's table of pairs per thread was full; MRI_MAX_EDGES raises it, up to 65536); "
+                 "self costs and totals are complete\n", path.c_str(), unpaired);
+}
+
+// Whether one of `ris` has this property in the publication table.
+bool any_runtime_information(const std::vector<MRI_Runtime_Information_Spec>& ris, bool counter, const char* backend) {
+  MRI_Runtime_Information_Table t;
+  if (ris.empty() || Get_Available_Runtime_Information(&t) != MRI_OK) return false;
+  for (int k = 0; k < t.nr_Elements; ++k)
+    if (std::find(ris.begin(), ris.end(), t.info[k].ri) != ris.end() &&
+        (counter ? t.info[k].needs_counter != 0 : std::strcmp(t.info[k].backend, backend) == 0))
+      return true;
+  return false;
+}
+
+// The header line of the compensated columns: the calibration of the kind
+// of measurement the regions carried (docs/api.md, "Overhead compensation":
+// a region's kind is the most expensive one it carries): counters read at
+// enter and exit when a --metric needs a counter and that kind was
+// calibrated, else the callpath profile with -o, else the flat profile.
+void print_calibration(bool callpath, const std::vector<MRI_Runtime_Information_Spec>& metrics) {
+  MRI_Overhead_Calibration cal;
+  if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return;
+  MRI_Overhead_Kind kind = callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER;
+  std::string what = callpath ? "; callpath profile" : "";
+  if (any_runtime_information(metrics, true, nullptr) && cal.kind[MRI_OVERHEAD_COUNTER].calibrated) {
+    kind = MRI_OVERHEAD_COUNTER;
+    what = std::string("; with the counters ") + cal.kind[MRI_OVERHEAD_COUNTER].note + " read at enter and exit";
+  }
+  const MRI_Overhead_Value& v = cal.kind[kind];
+  if (!v.calibrated) return;
+  std::printf("comp: the monitor's overhead removed (measured in the program: %.1f ns per measured region\n"
+              "      instance added to every enclosing one, %.1f ns of it inside its own time%s)\n",
+              v.delta_inclusive, v.delta_own, what.c_str());
+  const MRI_Overhead_Value& sim = cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR];
+  if (sim.calibrated && any_runtime_information(metrics, false, "simulator"))
+    std::printf("      and %.2f ns per memory reference recorded for the cache simulator\n", sim.delta_inclusive);
 }
 
 int cmd_profile(int argc, char** argv) {
@@ -395,9 +493,33 @@ int cmd_profile(int argc, char** argv) {
   }
   if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
   if (unwind && output.empty()) usage_error("%s", "--unwind needs -o FILE (it adds callers to the call tree)");
+  if (g_metrics.size() > kMaxMetrics)
+    usage_error("%s", "at most 3 --metric: the monitor holds 4 profile requests at a time, and the time profile is one");
   check_output(output, true);
   char** prog = argv + i;
-  load(prog);
+  if (MRI_Init() != MRI_OK) die("init");
+  // The events, before the program is started: an unknown name or an event
+  // named twice (which would give two columns and two callgrind events of
+  // one name) ends mri here.
+  std::vector<MRI_Runtime_Information_Spec> metric_ri;
+  for (size_t m = 0; m < g_metrics.size(); ++m) {
+    MRI_Runtime_Information_Spec ri;
+    if (MRI_Runtime_Information_By_Name(g_metrics[m].c_str(), &ri) != MRI_OK) die(("--metric " + g_metrics[m]).c_str());
+    for (size_t k = 0; k < m; ++k) {
+      const bool same = metric_ri[k] == ri;
+      if (!same && (output.empty() || event_name(g_metrics[k]) != event_name(g_metrics[m]))) continue;
+      if (same)
+        std::fprintf(stderr, "mri: --metric %s: the same event as --metric %s (%s); give each event once\n",
+                     g_metrics[m].c_str(), g_metrics[k].c_str(), MRI_Runtime_Information_Name(ri));
+      else
+        std::fprintf(stderr, "mri: --metric %s and --metric %s would both be the event %s of the callgrind file; "
+                     "give one of them\n", g_metrics[k].c_str(), g_metrics[m].c_str(), event_name(g_metrics[m]).c_str());
+      MRI_Finalize();
+      return 2;
+    }
+    metric_ri.push_back(ri);
+  }
+  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
 
   MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
   MRI_Region_Table every{nullptr, 0};
@@ -407,21 +529,23 @@ int cmd_profile(int argc, char** argv) {
   if (req < 0) die("profile request");
   if (!g_compensate && MRI_Set_Compensation(req, 0) != MRI_OK) die("--no-compensation");
   if (unwind && MRI_Set_Callpath_Unwinding(req, 1) != MRI_OK) die("--unwind");
-  // With -o, the Instances event of the callgrind file.
+  std::vector<MRI_Request_ID> metric_req;
+  for (size_t m = 0; m < g_metrics.size(); ++m) {
+    metric_req.push_back(request(&metric_ri[m], &every, nullptr, nullptr));
+    if (metric_req.back() < 0) die(("--metric " + g_metrics[m]).c_str());
+    if (unwind && MRI_Set_Callpath_Unwinding(metric_req.back(), 1) != MRI_OK) die("--unwind");
+  }
+  // With -o, the Instances event of the callgrind file, when a profile
+  // request is left for it: the inclusive instances of a call (the callee's
+  // instances and those nested in them, under that caller) are measured, not
+  // derivable from the pairs of the other requests. With kMaxMetrics
+  // metrics the file has no Instances event.
   MRI_Request_ID instances_req = -1;
-  if (!output.empty()) {
+  if (!output.empty() && g_metrics.size() < kMaxMetrics) {
     MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
     instances_req = MRI_Callpath_Profile_Request(&n, &every, nullptr, nullptr);
     if (instances_req < 0) die("instance profile request");
     if (unwind && MRI_Set_Callpath_Unwinding(instances_req, 1) != MRI_OK) die("--unwind");
-  }
-  std::vector<MRI_Request_ID> metric_req;
-  for (const auto& m : g_metrics) {
-    MRI_Runtime_Information_Spec mri;
-    if (MRI_Runtime_Information_By_Name(m.c_str(), &mri) != MRI_OK) die(("--metric " + m).c_str());
-    metric_req.push_back(request(&mri, &every, nullptr, nullptr));
-    if (metric_req.back() < 0) die(("--metric " + m).c_str());
-    if (unwind && MRI_Set_Callpath_Unwinding(metric_req.back(), 1) != MRI_OK) die("--unwind");
   }
   if (MRI_Start() != MRI_OK) die("start");
   for (;;) {
@@ -479,14 +603,7 @@ int cmd_profile(int argc, char** argv) {
   std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
               prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
               g_metrics.empty() ? "" : ", counters in events (PAPI or the cache simulator)");
-  if (g_compensate) {
-    MRI_Overhead_Calibration cal;
-    if (MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[MRI_OVERHEAD_TIMER].calibrated)
-      std::printf("comp: the monitor's overhead removed (measured in the program: %.1f ns per measured region\n"
-                  "      instance added to every enclosing one, %.1f ns of it inside its own time%s)\n",
-                  cal.kind[MRI_OVERHEAD_TIMER].delta_inclusive, cal.kind[MRI_OVERHEAD_TIMER].delta_own,
-                  output.empty() ? "" : "; callpath requests cost more");
-  }
+  if (g_compensate) print_calibration(!output.empty(), metric_ri);
   print_table("all threads (sum over threads; incl % of the PROGRAM region)", rows, sort, total);
   if (per_thread || nthreads > 1) {
     for (int t = 0; t < nthreads; ++t) {
@@ -500,7 +617,7 @@ int cmd_profile(int argc, char** argv) {
       print_table(title, thread_rows[size_t(t)], sort, total);
     }
   }
-  if (!output.empty()) write_callgrind_file(output, prog, req, instances_req, metric_req);
+  if (!output.empty()) write_callgrind_file(output, prog, req, instances_req, metric_req, all);
   int code = final_status(prog[0]);
   MRI_Finalize();
   return code;

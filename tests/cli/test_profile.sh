@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# `mri profile` on examples/gauss (main, init_matrix, eliminate ->
+# elimination_step (99x) -> row_update (4950x), back_substitution,
+# check_solution; one thread):
+#   - the callgrind file of -o has every region that ran with its own cost
+#     from the flat profile, also when the monitor's table of caller/callee
+#     pairs overflowed (MRI_MAX_EDGES=2), and then says so on stderr;
+#   - three --metric with -o;
+#   - the calibration the header prints is the one the compensated columns
+#     used: a leaf region's raw minus compensated exclusive time is its
+#     calls times the printed "ns of it inside its own time";
+#   - an event given twice is refused before the program runs.
+#
+#   test_profile.sh MRI GAUSS WORKDIR
+set -uo pipefail
+mri=$1 gauss=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# Regions of the table (rows after the column heads, up to the first blank line).
+table_regions() { awk '/^  region /{on=1; next} on && NF==0 {exit} on {print $1}' "$1" | sort; }
+# Names of the functions of a callgrind file ("fn=" blocks; a name is
+# written at its first mention, which may be a "cfn=").
+file_functions() {
+  awk 'match($0, /^c?fn=\([0-9]+\)/) { id = substr($0, RSTART, RLENGTH); sub(/^c?fn=/, "", id)
+         rest = substr($0, RLENGTH + 2); if (rest != "") name[id] = rest; if ($0 ~ /^fn=/) f[id] = 1 }
+       END { for (id in f) print name[id] }' "$1" | sort
+}
+# A column of the table row of a region: table_field FILE REGION FIELD.
+table_field() { awk -v r="$2" -v f="$3" '$1 == r { print $f; exit }' "$1"; }
+
+# --- -o with and without an overflowing table of pairs.
+for edges in default 2; do
+  if [[ $edges == default ]]; then
+    "$mri" profile -o cg.$edges -- "$gauss" >out.$edges 2>err.$edges || { cat err.$edges; fail "mri profile -o"; }
+  else
+    MRI_MAX_EDGES=$edges "$mri" profile -o cg.$edges -- "$gauss" >out.$edges 2>err.$edges ||
+      { cat err.$edges; fail "MRI_MAX_EDGES=$edges mri profile -o"; }
+  fi
+  [[ $(table_regions out.$edges | wc -l) == 7 ]] || { cat out.$edges; fail "$edges: expected 7 regions in the table"; }
+  diff <(table_regions out.$edges) <(file_functions cg.$edges) >/dev/null ||
+    { diff <(table_regions out.$edges) <(file_functions cg.$edges); fail "$edges: the file's functions are not the table's regions"; }
+  # The file's total time is main's inclusive time (the table has it in ms
+  # to 3 decimals); the instances are every region instance.
+  main_incl=$(table_field out.$edges main 5)
+  total=$(awk '/^totals:/ {print $2}' cg.$edges)
+  awk -v t="$total" -v m="$main_incl" 'BEGIN { d = t / 1e6 - m; exit !(d < 0.0015 && d > -0.0015) }' ||
+    fail "$edges: the file's total $total ns is not main's inclusive $main_incl ms"
+  [[ $(awk '/^totals:/ {print $4}' cg.$edges) == 5054 ]] || fail "$edges: expected 5054 instances in the totals"
+  # row_update's own cost is the table's exclusive time.
+  row_id=$(grep -Eo '^c?fn=\([0-9]+\) row_update$' cg.$edges | grep -Eo '\([0-9]+\)')
+  row_self=$(awk -v f="fn=$row_id" '$0 == f || $0 == f " row_update" { getline; print $2; exit }' cg.$edges)
+  awk -v s="$row_self" -v e="$(table_field out.$edges row_update 6)" 'BEGIN { d = s / 1e6 - e; exit !(d < 0.0015 && d > -0.0015) }' ||
+    fail "$edges: row_update's self cost $row_self ns is not its exclusive time"
+done
+grep -q "warning" err.default && { cat err.default; fail "a complete call tree has a warning"; }
+grep -q "mri: warning: the call tree in cg.2 is incomplete" err.2 || { cat err.2; fail "no warning that the call tree is incomplete"; }
+[[ $(grep -c '^calls=' cg.2) -le 2 ]] || fail "MRI_MAX_EDGES=2 but more than 2 call edges"
+
+# --- Three metrics with -o: the three events, and no Instances event (no
+# profile request left for it). NUMBER_OF_INSTANCES as a metric: its
+# exclusive counts add up to every region instance.
+metrics=(--metric EXECUTION_TIME --metric NUMBER_OF_INSTANCES)
+if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
+  metrics+=(--metric perf::PAGE-FAULTS) third=perf__PAGE_FAULTS
+else
+  metrics+=(--metric TOTAL_INSTRUCTIONS) third=TOTAL_INSTRUCTIONS
+  "$mri" info | grep -Eq '^TOTAL_INSTRUCTIONS +papi +yes' || third=
+fi
+if [[ -n $third ]]; then
+  "$mri" profile "${metrics[@]}" -o m3.cg -- "$gauss" >m3.out 2>m3.err || { cat m3.err; fail "three --metric with -o"; }
+  grep -q "^events: Time_ns TimeComp_ns EXECUTION_TIME NUMBER_OF_INSTANCES $third\$" m3.cg ||
+    { grep events: m3.cg; fail "three --metric: not the expected events"; }
+  [[ $(awk '/^totals:/ {print $5}' m3.cg) == 5054 ]] || fail "three --metric: NUMBER_OF_INSTANCES total is not 5054"
+  grep -q "no Instances event" m3.err || { cat m3.err; fail "three --metric: no note about the Instances event"; }
+else
+  echo "three metrics skipped: no third event can be counted here"
+fi
+"$mri" profile "${metrics[@]}" --metric TOTAL_CYCLES -o m4.cg -- "$gauss" >m4.out 2>m4.err
+[[ $? == 2 ]] || fail "four --metric: expected status 2"
+grep -q "at most 3 --metric" m4.err || { cat m4.err; fail "four --metric: no clear limit"; }
+grep -q "gauss: n=" m4.out && fail "four --metric: the program ran"
+
+# --- The calibration line: row_update (4950 calls, a leaf) loses the
+# printed "own" part per call between its raw and compensated exclusive
+# times. With a counter event, that is the counter kind's calibration.
+check_calibration() {  # check_calibration LABEL OUTPUT
+  local own measured
+  own=$(awk '/inside its own time/ { for (i = 2; i <= NF; i++) if ($i == "ns") { print $(i - 1); exit } }' "$2")
+  [[ -n $own ]] || { cat "$2"; fail "$1: no calibration line"; }
+  measured=$(awk '$1 == "row_update" { printf "%.3f", ($6 - $8) * 1e6 / $4; exit }' "$2")
+  awk -v o="$own" -v m="$measured" 'BEGIN { d = o - m; if (d < 0) d = -d; exit !(d <= 0.5 + 0.05 * o) }' ||
+    { cat "$2"; fail "$1: the line says $own ns inside a region's own time; row_update lost $measured ns per call"; }
+}
+"$mri" profile -- "$gauss" >cal.flat 2>/dev/null || fail "mri profile"
+check_calibration "flat profile" cal.flat
+check_calibration "callpath profile" out.default
+if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
+  "$mri" profile --metric perf::PAGE-FAULTS -- "$gauss" >cal.counter 2>cal.err || { cat cal.err; fail "--metric perf::PAGE-FAULTS"; }
+  grep -q "with the counters perf::PAGE-FAULTS read at enter and exit" cal.counter ||
+    { cat cal.counter; fail "--metric: the calibration line does not name the counter kind"; }
+  check_calibration "counter profile" cal.counter
+else
+  echo "counter calibration skipped: perf::PAGE-FAULTS cannot be counted here"
+fi
+
+# --- An event twice (by the same or another name): status 2, before the run.
+for pair in "NUMBER_OF_INSTANCES NUMBER_OF_INSTANCES" "NUMBER_OF_INSTANCES MRI_NUMBER_OF_INSTANCES"; do
+  set -- $pair
+  "$mri" profile --metric "$1" --metric "$2" -o twice.cg -- "$gauss" >twice.out 2>twice.err
+  [[ $? == 2 ]] || { cat twice.err; fail "--metric $1 --metric $2: expected status 2"; }
+  grep -q "the same event as --metric $1" twice.err || { cat twice.err; fail "--metric $1 --metric $2: no clear error"; }
+  grep -q "gauss: n=" twice.out && fail "--metric $1 --metric $2: the program ran"
+  [[ ! -e twice.cg ]] || fail "--metric $1 --metric $2: wrote a file"
+done
+echo "profile: all checks passed"
