@@ -6,7 +6,9 @@
 //   mri regions -- PROGRAM [ARGS...]             the program's static information
 //   mri info                                     what this monitor can measure here
 //
-// Uses only the public C API (include/mri.h).
+// Uses the public C API (include/mri.h), the exporters (tools/exporters)
+// and, for `mri hist`, the standalone simulator's configuration functions
+// (simulator/cachesim.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cachesim.h"
 #include "mri.h"
 #include "mri_export.h"
 
@@ -246,6 +249,41 @@ int final_status(const char* program) {
     return 128 + st.signal;
   }
   return st.exit_code;
+}
+
+// The program's end as a status for ours and as words: its exit status, or
+// 128 + signal.
+int program_end(const MRI_Application_Status_Info& st, std::string& how) {
+  if (st.reason == MRI_STOP_SIGNALED) {
+    how = "was killed by signal " + std::to_string(st.signal) + " (" + strsignal(st.signal) + ")";
+    return 128 + st.signal;
+  }
+  how = "exited with status " + std::to_string(st.exit_code);
+  return st.exit_code;
+}
+
+// The program ended before the requests took effect (it ended before its
+// first region, e.g. on bad arguments): says so with the program's own
+// exit status, and ends mri with that status (1 when the program's was 0:
+// nothing was measured).
+[[noreturn]] void ended_before_monitoring(const char* program) {
+  MRI_Wait();  // returns at once; but only then is the exit status collected
+  MRI_Application_Status_Info st;
+  std::string how = "ended";
+  int code = 1;
+  if (MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED) code = program_end(st, how);
+  std::fprintf(stderr, "mri: %s %s before monitoring took effect (before its first monitored region): nothing was "
+               "measured\n", program, how.c_str());
+  MRI_Finalize();
+  std::exit(code == 0 ? 1 : code);
+}
+
+// MRI_Start() for the first release; when it fails because the program
+// has already ended, says so (ended_before_monitoring()).
+void start(const char* program) {
+  if (MRI_Start() == MRI_OK) return;
+  if (MRI_No_Wait() == MRI_APPLICATION_TERMINATED) ended_before_monitoring(program);
+  die("start");
 }
 
 // A callgrind event name: letters, digits and '_', starting with a letter.
@@ -547,7 +585,7 @@ int cmd_profile(int argc, char** argv) {
     if (instances_req < 0) die("instance profile request");
     if (unwind && MRI_Set_Callpath_Unwinding(instances_req, 1) != MRI_OK) die("--unwind");
   }
-  if (MRI_Start() != MRI_OK) die("start");
+  start(prog[0]);
   for (;;) {
     int st = MRI_Wait();
     if (st == MRI_Error) die("wait");
@@ -565,6 +603,7 @@ int cmd_profile(int argc, char** argv) {
   void* data = nullptr;
   if (MRI_Get_Data(req, &data) != MRI_OK) die("results");
   auto* prof = static_cast<MRI_Histogram_Profile_Results*>(data);
+  if (!prof->active) ended_before_monitoring(prog[0]);
 
   int nthreads = prof->nr_Elements ? prof->element[0].nr_Active_Objects : 0;
   std::vector<Row> rows;
@@ -788,7 +827,7 @@ int cmd_trace(int argc, char** argv) {
   const MRI_Request_ID request = MRI_Trace_Request(&ev, &table, nullptr, nullptr);
   if (request < 0) die("trace request");
   if (!subregions && MRI_Set_Trace_Subregions(request, 0) != MRI_OK) die("--no-subregions");
-  if (MRI_Start() != MRI_OK) die("start");
+  start(prog[0]);
   for (;;) {
     int st = MRI_Wait();
     if (st == MRI_Error) die("wait");
@@ -899,8 +938,9 @@ int cmd_info() {
 // ------------------------------------------------------------------ hist
 
 // The runtime information of a cache event named L1_DATA_READ_MISS,
-// LC1_DATA_READ_MISS or MRI_LC1_DATA_READ_MISS; false for anything else.
-bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri) {
+// LC1_DATA_READ_MISS or MRI_LC1_DATA_READ_MISS, and its cache level (1..3);
+// false for anything else.
+bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri, int& level) {
   std::string n = name.rfind("MRI_", 0) == 0 ? name.substr(4) : name;
   if (n.size() > 2 && n[0] == 'L' && std::isdigit(static_cast<unsigned char>(n[1]))) n = "LC" + n.substr(1);
   static const char* const kEvents[] = {"LC1_DATA_READ_MISS", "LC1_DATA_WRITE_MISS", "LC2_DATA_READ_MISS",
@@ -908,7 +948,10 @@ bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri) {
                                         "LC1_DATA_READ_HIT",  "LC1_DATA_WRITE_HIT",  "LC2_DATA_READ_HIT",
                                         "LC2_DATA_WRITE_HIT",  "LC3_DATA_READ_HIT",  "LC3_DATA_WRITE_HIT"};
   for (const char* e : kEvents)
-    if (n == e) return MRI_Runtime_Information_By_Name(e, &ri) == MRI_OK;
+    if (n == e) {
+      level = e[2] - '0';
+      return MRI_Runtime_Information_By_Name(e, &ri) == MRI_OK;
+    }
   return false;
 }
 
@@ -1028,6 +1071,29 @@ std::string svg_chart(const MRI_Histogram_Request_Results& h, const std::string&
   return o;
 }
 
+// Ends mri with status 2, before the program is loaded, when the simulated
+// hierarchy has no cache of the event's level: the application would refuse
+// the request only at its first release and run to its end for nothing.
+// The hierarchy is the one the application will build (libmonitor/cache.cpp):
+// `config` (--config), else MRI_CACHESIM_CONFIG, else this machine's caches,
+// through the simulator's own parser and default.
+void check_cache_level(const std::string& metric, int level, const std::string* config) {
+  const char* env = std::getenv("MRI_CACHESIM_CONFIG");
+  const std::string text = config ? *config : env ? env : "";
+  const char* origin = config ? "--config" : !text.empty() ? "MRI_CACHESIM_CONFIG" : "this machine's caches";
+  mri::sim::HierarchyConfig hierarchy;
+  if (text.empty())
+    hierarchy = mri::sim::default_config();
+  else if (!mri::sim::parse_config(text, hierarchy).empty())
+    return;  // not valid: MRI_Application_Load() refuses it with the reason
+  if (size_t(level) <= hierarchy.levels.size()) return;
+  std::fprintf(stderr, "mri: --metric %s counts at L%d, but the simulated hierarchy (%s: %s) has %zu level%s\n",
+               metric.c_str(), level, origin, mri::sim::format_config(hierarchy).c_str(), hierarchy.levels.size(),
+               hierarchy.levels.size() == 1 ? "" : "s");
+  MRI_Finalize();
+  std::exit(2);
+}
+
 int cmd_hist(int argc, char** argv) {
   std::string metric, data, csv, plot, config;
   bool have_config = false;
@@ -1071,18 +1137,23 @@ int cmd_hist(int argc, char** argv) {
   }
   if (metric.empty()) usage_error("%s", "hist needs --metric (e.g. L1_DATA_READ_MISS)");
   if (i >= argc) usage_error("%s", "hist needs a program to run (after --)");
+  if (have_config && config.empty())
+    usage_error("%s", "--config needs a cache hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64' (leave --config out to "
+                "simulate this machine's caches)");
   check_output(csv, false);
   check_output(plot, false);
   char** prog = argv + i;
   if (MRI_Init() != MRI_OK) die("init");
   MRI_Runtime_Information_Spec ri;
-  if (!cache_metric(metric, ri)) {
+  int level = 0;
+  if (!cache_metric(metric, ri, level)) {
     std::fprintf(stderr, "mri: unknown metric '%s' for a histogram: use a cache event, L1_DATA_READ_MISS, "
                  "L1_DATA_WRITE_MISS, L2_..., L3_..., or the same with _HIT\n", metric.c_str());
     MRI_Finalize();
     return 2;
   }
   if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) die("--config");
+  check_cache_level(metric, level, have_config ? &config : nullptr);
   if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
 
   std::vector<MRI_Region_Spec> regions;
@@ -1108,7 +1179,7 @@ int cmd_hist(int argc, char** argv) {
   MRI_Data_Structure_Table vt{&ds, data.empty() ? 0 : 1};
   const MRI_Request_ID req = MRI_Histogram_Request(&ri, &rt, nullptr, &vt, &bins);
   if (req < 0) die("histogram request");
-  if (MRI_Start() != MRI_OK) die("start");
+  start(prog[0]);
   for (;;) {
     const int st = MRI_Wait();
     if (st == MRI_Error) die("wait");
@@ -1118,11 +1189,7 @@ int cmd_hist(int argc, char** argv) {
   void* p = nullptr;
   if (MRI_Get_Data(req, &p) != MRI_OK) die("histogram results");
   const auto* h = static_cast<const MRI_Histogram_Request_Results*>(p);
-  if (!h->active) {
-    std::fprintf(stderr, "mri: the histogram request never took effect (did %s end before its first region?)\n", prog[0]);
-    MRI_Finalize();
-    return 1;
-  }
+  if (!h->active) ended_before_monitoring(prog[0]);
   char caches[1024];
   if (MRI_Get_Cache_Configuration(caches, sizeof caches) != MRI_OK) caches[0] = '\0';
   std::string where;

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `mri hist` (and `mri profile`) on examples/gauss and gauss_cachesim when
+# the program cannot be monitored or the request cannot be met:
+#   - the program ends before its first region (gauss -n 0 exits 2 on the
+#     bad matrix order): mri says so with the program's exit status, and
+#     ends with it;
+#   - an event of a cache level the simulated hierarchy lacks, and an empty
+#     --config, are refused before the program runs (status 2).
+#
+#   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- WORKDIR
+set -uo pipefail
+mri=$1 gauss=$2 cachesim=$3 work=$4
+[[ $cachesim == - ]] && cachesim=
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+run() {  # run EXPECTED_STATUS ARGS...: mri with out.txt and err.txt
+  local want=$1; shift
+  "$mri" "$@" >out.txt 2>err.txt
+  local got=$?
+  [[ $got == "$want" ]] || { cat out.txt err.txt; fail "mri $*: status $got, expected $want"; }
+}
+
+# --- The program ends before monitoring took effect. gauss checks its
+# options before its first region; its usage goes to stderr. Several runs:
+# the end may come before or after mri releases the program.
+ended_early() {  # ended_early PROGRAM MRI-ARGS...
+  local program=$1; shift
+  for k in 1 2 3; do
+    run 2 "$@" -- "$program" -n 0
+    grep -qF "mri: $program exited with status 2 before monitoring took effect" err.txt ||
+      { cat err.txt; fail "mri $* -- $program -n 0: no clear message with the program's status"; }
+  done
+}
+ended_early "$gauss" profile
+
+if [[ -z $cachesim ]]; then
+  echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"
+  echo "hist: all checks passed"
+  exit 0
+fi
+ended_early "$cachesim" hist --metric L1_DATA_READ_MISS
+
+# --- A level the simulated hierarchy lacks, from --config and from
+# MRI_CACHESIM_CONFIG: refused before the program runs.
+run 2 hist --metric L3_DATA_READ_MISS --config "L1:32K,8,64;L2:1M,16,64" -o l3.csv -- "$cachesim"
+grep -q "L3_DATA_READ_MISS counts at L3, but the simulated hierarchy (--config: .*) has 2 levels" err.txt ||
+  { cat err.txt; fail "L3 event with two levels: no clear error"; }
+grep -q "gauss: n=" out.txt err.txt && fail "L3 event with two levels: the program ran"
+[[ ! -e l3.csv ]] || fail "L3 event with two levels: wrote a CSV"
+MRI_CACHESIM_CONFIG="L1:32K,8,64" run 2 hist --metric LC2_DATA_WRITE_HIT -- "$cachesim"
+grep -q "counts at L2, but the simulated hierarchy (MRI_CACHESIM_CONFIG: .*) has 1 level" err.txt ||
+  { cat err.txt; fail "L2 event with one level: no clear error"; }
+# The levels that are there still work, --config before MRI_CACHESIM_CONFIG.
+MRI_CACHESIM_CONFIG="L1:32K,8,64" run 0 hist --metric L2_DATA_READ_MISS --config "L1:32K,8,64;L2:1M,16,64" -- "$cachesim"
+grep -q "simulated caches: L1:32K,8,64,[^;]*;L2:1M" out.txt || { cat out.txt; fail "two levels from --config"; }
+
+# --- An explicitly empty --config.
+run 2 hist --metric L1_DATA_READ_MISS --config "" -- "$cachesim"
+grep -q -- "--config needs a cache hierarchy" err.txt || { cat err.txt; fail "--config '': no clear error"; }
+grep -q "gauss: n=" out.txt err.txt && fail "--config '': the program ran"
+echo "hist: all checks passed"
