@@ -232,7 +232,8 @@ uint64_t tag_bytes(const HierarchyConfig& c) {
 
 // A configuration can pass validation and still be too large for this
 // machine's memory (an L1 of 1024G needs 128 GiB of tags): the library
-// then throws std::bad_alloc while it builds or first uses the caches.
+// then says so when it builds the caches, or throws std::bad_alloc as it
+// uses them (a monitor's bins).
 [[noreturn]] void cannot_allocate(const HierarchyConfig& c) {
   std::fprintf(stderr, "mri-cachesim: cannot allocate the simulated caches (%" PRIu64 " bytes of tags for %s)\n",
                tag_bytes(c), mri::sim::format_config(c).c_str());
@@ -283,6 +284,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     cannot_allocate(config);
   }
+  if (!sim && error.rfind("cannot allocate", 0) == 0) cannot_allocate(config);  // the library's own check
   if (!sim) usage_error("configuration: " + error);
   auto simulate = [&](const Access* batch, size_t n) {
     try {
