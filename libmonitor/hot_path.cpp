@@ -347,18 +347,24 @@ inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
 // instantiation, the common one, carries no counter code at all.
 // always_inline: as a call of its own (gcc's choice once it became a
 // template) it cost 16 instructions per exit and ~1 ns per pair.
-// `cdt`: dt with the monitor's overhead removed; `child_overhead`: what the
-// children's compensated times lost (ticks), so that child - child_overhead
-// is the sum of their compensated inclusive times.
+// `own`: the monitor's overhead inside the instance (ticks; an aggregate's
+// compensated value of the instance is dt less `own`, or 0);
+// `child_overhead`: the overhead inside the profiled children (ticks).
+// Profiles sum compensated times unclamped, modulo 2^64 (the reader takes
+// the sums as signed): dt - own, and the exclusive time less (own -
+// child_overhead), so that compensated times add up exactly (a parent's
+// compensated inclusive time is its compensated exclusive time plus its
+// children's) and an instance shorter than its estimated overhead still
+// takes the whole estimate from every enclosing one.
 template <bool Counters>
 __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                       uint64_t cdt, uint64_t child_overhead, bool outermost, const long long* delta,
+                       uint64_t own, uint64_t child_overhead, bool outermost, const long long* delta,
                        const long long* child_counters, uint32_t caller) {
   seq_begin(ts->seq);
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
     proto::AggregateSlot* s = ts->agg_row + a[i].request;
-    uint64_t v = dt, cv = a[i].compensate ? cdt : dt;
+    uint64_t v = dt, cv = a[i].compensate ? dt - std::min(dt, own) : dt;
     if (a[i].metric == uint16_t(proto::Metric::kInstances)) v = cv = 1;
     if (Counters && a[i].metric == uint16_t(proto::Metric::kCounter)) {
       if (!delta) continue;
@@ -400,8 +406,8 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
     const uint64_t exclusive = minus(dt, child);
     uint64_t comp_inclusive = dt, comp_exclusive = exclusive;
     if (MRI_LIKELY(g.slice_compensate[slice])) {
-      comp_inclusive = cdt;
-      comp_exclusive = minus(cdt, minus(child, child_overhead));
+      comp_inclusive = dt - own;
+      comp_exclusive = exclusive - (own - child_overhead);
     }
     add_instance(s, dt, exclusive, comp_inclusive, comp_exclusive, outermost);
     if (MRI_UNLIKELY(g.slice_callpath[slice]))
@@ -483,7 +489,7 @@ namespace {
 // The counter part of an exit: read the counters, pass their increase to
 // the enclosing profiled frame, account the instance.
 __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
-                                                     uint64_t cdt, const Frame& f, int32_t parent,
+                                                     uint64_t own, const Frame& f, int32_t parent,
                                                      bool outermost, uint64_t now, uint32_t caller) {
   const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
   long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
@@ -492,11 +498,11 @@ __attribute__((noinline)) void measure_with_counters(ThreadState* ts, const Regi
     for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
     if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
       for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
-    accumulate<true>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, delta, fc.child, caller);
+    accumulate<true>(ts, p, id, dt, f.child, own, f.child_overhead, outermost, delta, fc.child, caller);
     if (p.trace_values) trace_values(ts, p, id, now, dt, delta);
     return;
   }
-  accumulate<true>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, nullptr, nullptr, caller);
+  accumulate<true>(ts, p, id, dt, f.child, own, f.child_overhead, outermost, nullptr, nullptr, caller);
   if (p.trace_values) trace_values(ts, p, id, now, dt, nullptr);
 }
 
@@ -524,22 +530,15 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
       if (ts->frames[j].profiled) {
         parent = j;
         ts->frames[j].child += dt;
-        // What this instance's compensated time lost, no more: the
-        // parent's compensated exclusive time is then its compensated
-        // inclusive time minus its children's, also where a child shorter
-        // than the overhead was clamped at 0.
-        ts->frames[j].child_overhead += std::min(dt, own_ticks);
+        ts->frames[j].child_overhead += own_ticks;
         break;
       }
   }
   if (!p.measure) return;
-  // cdt here, not above: computed before the loop over the frames it cost
-  // the aggregate rung of the ladder 1.2 ns a pair (docs/PERFORMANCE.md).
-  const uint64_t cdt = dt - std::min(dt, own_ticks);
   const uint32_t caller = parent >= 0 ? uint32_t(ts->frames[parent].region) : mri::proto::kNoCaller;
   if (MRI_UNLIKELY(p.counters))
-    return measure_with_counters(ts, p, id, dt, cdt, f, parent, outermost, now, caller);
-  accumulate<false>(ts, p, id, dt, f.child, cdt, f.child_overhead, outermost, nullptr, nullptr, caller);
+    return measure_with_counters(ts, p, id, dt, own_ticks, f, parent, outermost, now, caller);
+  accumulate<false>(ts, p, id, dt, f.child, own_ticks, f.child_overhead, outermost, nullptr, nullptr, caller);
   if (MRI_UNLIKELY(p.trace_values)) trace_values(ts, p, id, now, dt, nullptr);
 }
 

@@ -59,9 +59,9 @@ struct Frame {
   uint64_t child;     // ticks spent in profiled subregions
   // Overhead compensation: the thread's overhead clock at enter (fixed
   // point, kOverheadFracBits; what monitored descendants add to this
-  // instance is the clock's advance until the exit), and the part of
-  // `child` the children's compensation removed (ticks; their compensated
-  // inclusive times sum to child - this).
+  // instance is the clock's advance until the exit), and the overhead
+  // inside the profiled children (ticks; their compensated inclusive times
+  // sum to child - this, which may be negative).
   uint64_t overhead_mark;
   uint64_t child_overhead;
   // Event list of frame_counters[this index]. Written only when the frame

@@ -21,6 +21,12 @@ Session s;
 namespace {
 thread_local std::string t_error;
 
+// A profile's compensated sum: the application adds each instance's
+// compensated time unclamped, modulo 2^64 (libmonitor's accumulate), so
+// that compensated times add up; the sum is signed, negative where the
+// estimated overhead exceeded the measured time. Reported clamped at 0.
+double signed_sum(uint64_t sum) { return double(int64_t(sum)); }
+
 bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
   return raw(a.type) == raw(b.type) && a.id.file_ID == b.id.file_ID && a.id.line_NR == b.id.line_NR;
 }
@@ -887,12 +893,16 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results**
       el.instances += e.calls;
       el.inclusive += double(e.inclusive) * scale;
       el.exclusive += double(e.exclusive) * scale;
-      el.compensated_inclusive += double(e.comp_inclusive) * scale;
-      el.compensated_exclusive += double(e.comp_exclusive) * scale;
+      el.compensated_inclusive += signed_sum(e.comp_inclusive) * scale;
+      el.compensated_exclusive += signed_sum(e.comp_exclusive) * scale;
     }
   }
   r.callpath_elements.clear();
-  for (auto& [key, el] : sums) r.callpath_elements.push_back(el);
+  for (auto& [key, el] : sums) {
+    el.compensated_inclusive = std::max(el.compensated_inclusive, 0.0);
+    el.compensated_exclusive = std::max(el.compensated_exclusive, 0.0);
+    r.callpath_elements.push_back(el);
+  }
   r.callpath_result.kind = MRI_PROFILE_REQUEST;
   r.callpath_result.ri = r.ri;
   r.callpath_result.active = active;
@@ -1066,8 +1076,8 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
       v.instances = sl.calls;
       v.inclusive = double(sl.inclusive) * scale;
       v.exclusive = double(sl.exclusive) * scale;
-      v.compensated_inclusive = double(sl.comp_inclusive) * scale;
-      v.compensated_exclusive = double(sl.comp_exclusive) * scale;
+      v.compensated_inclusive = std::max(signed_sum(sl.comp_inclusive) * scale, 0.0);
+      v.compensated_exclusive = std::max(signed_sum(sl.comp_exclusive) * scale, 0.0);
     }
   }
   for (size_t ri = 0; ri < nr; ++ri) {

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 8
+#define MRI_PROTOCOL_VERSION 9
 #endif
 
 namespace mri::proto {
@@ -313,8 +313,8 @@ struct EdgeSlot {
   uint64_t calls;
   uint64_t inclusive;  // outermost instances of callee only (recursion)
   uint64_t exclusive;
-  uint64_t comp_inclusive;  // the same with the monitor's overhead removed
-  uint64_t comp_exclusive;
+  uint64_t comp_inclusive;  // the same with the monitor's overhead removed: signed, two's complement
+  uint64_t comp_exclusive;  // (ProfileSlot's note)
   uint64_t reserved[2];
 };
 static_assert(sizeof(EdgeSlot) == 64);
@@ -360,7 +360,11 @@ struct ProfileSlot {
   uint64_t calls;
   uint64_t inclusive;
   uint64_t exclusive;
-  uint64_t comp_inclusive;  // the same with the monitor's overhead removed
+  // The same with the monitor's overhead removed: sums of signed values in
+  // two's complement (each instance's time less its estimated overhead,
+  // unclamped, so that compensated times add up); negative where the
+  // estimate exceeded the time. Version 9.
+  uint64_t comp_inclusive;
   uint64_t comp_exclusive;
   uint64_t reserved[3];
 };
