@@ -305,9 +305,9 @@ int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
 }
 
 int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration* calibration) {
-  if (!calibration) return fail("calibration pointer is NULL");
   std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (!s.initialized) return fail("MRI_Init() has not been called");  // first, as in every call
+  if (!calibration) return fail("calibration pointer is NULL");
   if (!s.loaded || !s.view.base) return fail("no application loaded");
   const proto::Header* h = s.view.header();
   if (sync::load(h->app.state) == uint32_t(proto::AppState::kLoading))

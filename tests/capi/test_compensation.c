@@ -303,6 +303,7 @@ static void test_calibration_is_published(void **state)
     }
     finish();
     expect_error(MRI_Get_Overhead_Calibration(&c), "MRI_Init");
+    expect_error(MRI_Get_Overhead_Calibration(NULL), "MRI_Init"); /* not initialised comes first */
 }
 
 /* What the four compensation checks measure with the children: a flat or

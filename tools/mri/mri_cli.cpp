@@ -244,8 +244,10 @@ int final_status(const char* program) {
     std::fprintf(stderr, "mri: warning: %u times a thread could not set up its counters\n", st.counter_errors);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
-    std::fprintf(stderr, "mri: %s was killed by signal %d (%s); results up to then are shown\n", program, st.signal,
-                 strsignal(st.signal));
+    std::fprintf(stderr,
+                 "mri: %s was killed by signal %d (%s); results of the region instances that had ended by then are "
+                 "shown (one still open, such as the program's own, counts nothing)\n",
+                 program, st.signal, strsignal(st.signal));
     return 128 + st.signal;
   }
   return st.exit_code;
