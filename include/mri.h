@@ -201,9 +201,9 @@ MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec *ri,
  * a data structure in `variables` only references to its address range
  * count (section 3.1); the cache state is simulated for all of them either
  * way. Without the backend the misses come from PAPI (counters), and hits
- * and data structures are refused with the reason. Simulated events are for
- * aggregate and histogram requests (not profile or trace requests), and use
- * no hardware counter.
+ * and data structures are refused with the reason. Simulated events work in
+ * aggregate, histogram, profile (flat and callpath) and trace requests
+ * (docs/api.md), and use no hardware counter.
  *
  * Histogram request (3.2, 4.2): *histogram_elements_nr bins (1..1024) over
  * the address range of the one data structure in `variables`, or, without
