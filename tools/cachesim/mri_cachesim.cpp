@@ -124,6 +124,12 @@ Options parse_options(int argc, char** argv) {
     auto no_value = [&]() {
       if (has_value) usage_error(arg + " takes no value");
     };
+    // An option given twice is an error rather than "the last one wins",
+    // which would hide a typo in a long command line (as the config
+    // syntax refuses an item given twice).
+    auto once = [&](bool given) {
+      if (given) usage_error(arg + " given twice");
+    };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -136,15 +142,19 @@ Options parse_options(int argc, char** argv) {
       o.config_text = "@" + take_value();
       o.have_config = true;
     } else if (arg == "--I1") {
+      once(o.i1.has_value());
       o.i1 = parse_geometry(arg, take_value());
     } else if (arg == "--D1") {
+      once(o.d1.has_value());
       o.d1 = parse_geometry(arg, take_value());
     } else if (arg == "--LL") {
+      once(o.ll.has_value());
       o.ll = parse_geometry(arg, take_value());
     } else if (arg == "--cachegrind-compat") {
       no_value();
       o.compat = true;
     } else if (arg == "--cores") {
+      once(o.cores != 0);
       const std::string v = take_value();
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
@@ -152,6 +162,7 @@ Options parse_options(int argc, char** argv) {
         usage_error("--cores: '" + v + "' is not a core count in 1.." + std::to_string(mri::sim::kMaxCores));
       o.cores = uint32_t(n);
     } else if (arg == "--range") {
+      once(o.have_range);
       const std::string v = take_value();
       const size_t colon = v.find(':');
       if (colon == std::string::npos || !parse_address(v.substr(0, colon), &o.range_begin) ||
@@ -160,6 +171,7 @@ Options parse_options(int argc, char** argv) {
       if (o.range_end <= o.range_begin) usage_error("--range: END must be above BEGIN in '" + v + "'");
       o.have_range = true;
     } else if (arg == "--bins") {
+      once(o.bins_given);
       const std::string v = take_value();
       char* end = nullptr;
       const long n = std::strtol(v.c_str(), &end, 10);
