@@ -57,16 +57,17 @@ const char kUsage[] =
   std::exit(kExitUsage);
 }
 
-// "--I1=32768,8,64" -> a level with that geometry, checked on its own.
-// The value is one level's body: a ';', a new line or a '#' would let it
-// carry further config items (or hide a part as a comment), which the
-// parser would take and this option would then drop.
-LevelConfig parse_geometry(const std::string& option, const std::string& value) {
+// "--I1=32768,8,64" -> a level with that geometry, checked on its own in
+// a hierarchy of `cores` cores (the final count, so that shared=N is
+// checked against it). The value is one level's body: a ';', a new line
+// or a '#' would let it carry further config items (or hide a part as a
+// comment), which the parser would take and this option would then drop.
+LevelConfig parse_geometry(const std::string& option, const std::string& value, uint32_t cores) {
   if (value.find_first_of(";\n#") != std::string::npos)
     usage_error(option + ": expected SIZE,ASSOC,LINE[,OPTION...] of one level, got '" + value +
                 "' (give other config items with --config)");
   HierarchyConfig one;
-  const std::string error = mri::sim::parse_config("L1:" + value, one);
+  const std::string error = mri::sim::parse_config("L1:" + value + ";cores=" + std::to_string(cores), one);
   if (!error.empty()) {
     // Messages from parse_config name the level "L1"; name the option instead.
     const std::string reason = error.rfind("L1: ", 0) == 0 ? error.substr(4) : error;
@@ -93,7 +94,9 @@ struct Options {
   std::string trace = "-";
   std::string config_text;
   bool have_config = false;
-  std::optional<LevelConfig> i1, d1, ll;
+  // --I1, --D1, --LL as given: checked by build_config(), once the core
+  // count is known whatever the order of the options.
+  std::optional<std::string> i1, d1, ll;
   bool compat = false;
   uint32_t cores = 0;  // 0: from the config
   bool have_range = false;
@@ -143,13 +146,13 @@ Options parse_options(int argc, char** argv) {
       o.have_config = true;
     } else if (arg == "--I1") {
       once(o.i1.has_value());
-      o.i1 = parse_geometry(arg, take_value());
+      o.i1 = take_value();
     } else if (arg == "--D1") {
       once(o.d1.has_value());
-      o.d1 = parse_geometry(arg, take_value());
+      o.d1 = take_value();
     } else if (arg == "--LL") {
       once(o.ll.has_value());
-      o.ll = parse_geometry(arg, take_value());
+      o.ll = take_value();
     } else if (arg == "--cachegrind-compat") {
       no_value();
       o.compat = true;
@@ -205,21 +208,24 @@ HierarchyConfig build_config(const Options& o, std::string* source) {
   } else {
     c = mri::sim::default_config(source);
   }
-  if (o.compat && c.levels.size() > 2) c.levels.erase(c.levels.begin() + 1, c.levels.end() - 1);
-  if (o.d1) c.levels[0] = *o.d1;
-  if (o.ll) {
-    if (c.levels.size() == 1) c.levels.push_back(*o.ll);
-    else c.levels.back() = *o.ll;
-  }
-  if (o.i1) c.instruction_l1 = *o.i1;
   if (o.cores) c.cores = o.cores;
-  for (auto [given, name] : {std::pair{o.i1.has_value(), " --I1"}, std::pair{o.d1.has_value(), " --D1"},
-                             std::pair{o.ll.has_value(), " --LL"}, std::pair{o.cores != 0, " --cores"}})
-    if (given) *source += name;
   if (o.compat) {
     c.cachegrind_compatible = true;
     c.cores = o.cores ? o.cores : 1;
   }
+  // The core count is final here, so a level option's shared=N is checked
+  // against it, wherever --cores (or the config's cores=N) stood.
+  if (o.compat && c.levels.size() > 2) c.levels.erase(c.levels.begin() + 1, c.levels.end() - 1);
+  if (o.d1) c.levels[0] = parse_geometry("--D1", *o.d1, c.cores);
+  if (o.ll) {
+    const LevelConfig ll = parse_geometry("--LL", *o.ll, c.cores);
+    if (c.levels.size() == 1) c.levels.push_back(ll);
+    else c.levels.back() = ll;
+  }
+  if (o.i1) c.instruction_l1 = parse_geometry("--I1", *o.i1, c.cores);
+  for (auto [given, name] : {std::pair{o.i1.has_value(), " --I1"}, std::pair{o.d1.has_value(), " --D1"},
+                             std::pair{o.ll.has_value(), " --LL"}, std::pair{o.cores != 0, " --cores"}})
+    if (given) *source += name;
   // Levels that came from the machine may be shared by "all" cores; with a
   // new core count that stays meaningful. Fixed group sizes may not divide
   // it: validation says so.
