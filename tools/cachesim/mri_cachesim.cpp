@@ -29,6 +29,13 @@ using mri::sim::LevelConfig;
 constexpr int kExitInput = 1;  // unreadable or malformed trace
 constexpr int kExitUsage = 2;  // bad command line or configuration
 
+// The longest trace line accepted, in bytes without the new line. A lackey
+// line is at most about 30 bytes and Valgrind's messages a few hundred
+// (more for a long command line);
+// the cap keeps a file without new lines (binary garbage, a wrong file)
+// from being gathered into memory as one line without limit.
+constexpr size_t kMaxLineBytes = size_t(1) << 20;
+
 const char kUsage[] =
     "usage: mri-cachesim [OPTIONS] [TRACE]\n"
     "Replays the output of `valgrind --tool=lackey --trace-mem=yes` (TRACE, or '-' or\n"
@@ -362,6 +369,17 @@ int main(int argc, char** argv) {
   uint64_t line_number = 0, references = 0;
   std::vector<char> buffer(1 << 20);
   std::string partial;  // a line cut by the end of a read
+  auto line_error = [&](const std::string& reason) {
+    std::fprintf(stderr, "mri-cachesim: %s:%" PRIu64 ": %s\n", trace_name.c_str(), line_number, reason.c_str());
+    std::exit(kExitInput);
+  };
+  // Called with the line's length so far (the whole line, or a part still
+  // waiting for its new line): refuses it once it is past the cap.
+  auto check_length = [&](size_t bytes) {
+    if (bytes <= kMaxLineBytes) return;
+    ++line_number;
+    line_error("line longer than " + std::to_string(kMaxLineBytes) + " bytes (not a lackey trace?)");
+  };
   auto handle_line = [&](std::string_view line) {
     ++line_number;
     int r = mri::sim::parse_lackey_line(line, &batch[used], &error);
@@ -375,10 +393,7 @@ int main(int argc, char** argv) {
       error = text;
       r = -1;
     }
-    if (r < 0) {
-      std::fprintf(stderr, "mri-cachesim: %s:%" PRIu64 ": %s\n", trace_name.c_str(), line_number, error.c_str());
-      std::exit(kExitInput);
-    }
+    if (r < 0) line_error(error);
     if (r == 1 && ++used == kBatch) {
       simulate(batch.data(), used);
       references += used;
@@ -392,6 +407,7 @@ int main(int argc, char** argv) {
     size_t start = 0;
     for (size_t i = 0; i < got; ++i) {
       if (buffer[i] != '\n') continue;
+      check_length(partial.size() + (i - start));
       if (!partial.empty()) {
         partial.append(buffer.data() + start, i - start);
         handle_line(partial);
@@ -401,6 +417,7 @@ int main(int argc, char** argv) {
       }
       start = i + 1;
     }
+    check_length(partial.size() + (got - start));
     partial.append(buffer.data() + start, got - start);
   }
   if (std::ferror(in)) {
