@@ -72,6 +72,14 @@ MONITOR_API MONITOR_NOPLT_ void Monitor_Region_Exit_Slow(Monitor_Region_Descript
  * unit; repeated calls for the same module are ignored. */
 MONITOR_API void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Monitor_Region_Descriptor *end);
 
+/* Forgets the descriptors of the module (executable or shared object) that
+ * holds `address_in_module`, those of its section and those its C++ scopes
+ * registered: called by a destructor that this header puts into every
+ * translation unit, so that a module unloaded with dlclose() is no longer
+ * touched. Its regions stay published; loaded again, the module registers
+ * them again and they keep their ids. */
+MONITOR_API void Monitor_Unregister_Module(const void *address_in_module);
+
 /* Registers one descriptor that is not in the "mri_regions" section (the
  * C++ scope macros call it at a region's first execution). Before the
  * static information is published it joins it; afterwards the region is
@@ -266,6 +274,10 @@ extern Monitor_Region_Descriptor __stop_mri_regions[] __attribute__((weak, visib
 __attribute__((constructor, used)) static void monitor_register_this_module_(void)
 {
     Monitor_Register_Regions(__start_mri_regions, __stop_mri_regions);
+}
+__attribute__((destructor, used)) static void monitor_unregister_this_module_(void)
+{
+    Monitor_Unregister_Module((const void *)&monitor_unregister_this_module_);
 }
 
 #ifdef __cplusplus

@@ -464,7 +464,11 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   if (MRI_UNLIKELY(g.plan[id].n_trace)) trace_enter(ts, g.plan[id], id);
   if (g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {
-      ts->overflow += 1;
+      if (ts->overflow++ == 0) {
+        Frame& top = ts->frames[kMaxDepth - 1];
+        ts->hidden_region = top.region;
+        top.region = kHiddenRegion;
+      }
     } else {
       Frame& f = ts->frames[ts->depth++];
       f.region = int32_t(id);
@@ -556,11 +560,19 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
   leave(ts);
 }
 
-// An exit of a measured region that does not match the top frame: frames
-// above this region's belong to subregions whose exits were never seen
-// (longjmp, an exception through C code); or the region was entered before
-// its requests were in place, or beyond the stack's depth.
-__attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
+// An exit of a measured region that does not match the top frame, or with
+// the stack full: the exit of an instance entered beyond the stack's depth
+// (while instances beyond it are open, the innermost exits are theirs: a
+// recursion 300 deep must not pop the 256th frame at the 300th exit);
+// frames above this region's belong to subregions whose exits were never
+// seen (longjmp, an exception through C code); or the region was entered
+// before its requests were in place. False when the exit matched no
+// instance at all (an exit without an enter).
+__attribute__((noinline)) bool exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
+  if (ts->overflow > 0 && ts->depth == kMaxDepth) {
+    if (--ts->overflow == 0) ts->frames[kMaxDepth - 1].region = ts->hidden_region;
+    return true;
+  }
   int32_t k = int32_t(ts->depth) - 1;
   while (k >= 0 && ts->frames[k].region != int32_t(id)) --k;
   if (k >= 0) {
@@ -570,10 +582,12 @@ __attribute__((noinline)) void exit_unusual(ThreadState* ts, uint32_t id, uint64
     }
     pop_and_measure(ts, id, now);
   } else if (ts->overflow > 0) {
-    ts->overflow -= 1;
+    ts->overflow -= 1;  // the stack is no longer full (frames were dropped): nothing hidden
   } else {
     std::atomic_ref<uint32_t>(g.view.header()->app.unmatched_exits).fetch_add(1);
+    return false;
   }
+  return true;
 }
 
 }  // namespace
@@ -596,14 +610,16 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   }
   if (MRI_UNLIKELY(id >= std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed))) return leave(ts);
   const RegionPlan& p = g.plan[id];
+  bool matched = true;  // unknown (taken as true) for a region without frames
   if (MRI_LIKELY(ts->depth != 0 && ts->frames[ts->depth - 1].region == int32_t(id)))
     pop_and_measure(ts, id, now);
   else if (p.measure)
-    exit_unusual(ts, id, now);
+    matched = exit_unusual(ts, id, now);
   // (A region armed only to be traced, or as the breakpoint, has no frame.)
   if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
   if (MRI_UNLIKELY(p.cache)) cache_exit(ts, id);  // simulated cache events (cache.cpp)
-  if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) return exit_at_breakpoint(ts, id);
+  // An exit without an enter is ignored, also as the end of the breakpoint.
+  if (MRI_UNLIKELY(int32_t(id) == g.breakpoint) && matched) return exit_at_breakpoint(ts, id);
   leave(ts);
 }
 
@@ -617,6 +633,8 @@ namespace mri::monitor {
 void close_open_instances(ThreadState* ts) {
   if (!ts || ts == &g_unmonitored || ts->depth == 0) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
+  if (ts->overflow > 0 && ts->depth == kMaxDepth) ts->frames[kMaxDepth - 1].region = ts->hidden_region;
+  ts->overflow = 0;  // the instances beyond the stack end unmeasured
   const uint64_t now = ticks();
   while (ts->depth > 0) {
     const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);

@@ -41,6 +41,7 @@ enum Mode : uint32_t {
 };
 
 inline constexpr uint32_t kMaxDepth = 256;  // monitored frames per thread
+inline constexpr int32_t kHiddenRegion = -2;  // a frame's region while instances beyond the stack are open
 // Trace records a thread keeps aside when its ring is full while the world
 // stops (a stop, the end): at most one event's records, 2 per trace request.
 inline constexpr uint32_t kStashRecords = 2 * proto::kMaxTraceRequests;
@@ -95,6 +96,10 @@ struct alignas(64) ThreadState {
   uint32_t index = 0;    // row in the segment
   uint32_t depth = 0;    // frames in use
   uint32_t overflow = 0; // enters not pushed because the stack was full
+  // While overflow > 0: the top frame's region, which the frame holds as
+  // kHiddenRegion meanwhile so that no exit matches it on the fast path
+  // (the innermost exits are those of the instances beyond the stack).
+  int32_t hidden_region = 0;
   // Non-zero: row not yet published, parked time to shift out, or the
   // counter events changed. Set by the control thread too, hence atomic
   // (relaxed: a plain load on the hot path).

@@ -1,6 +1,7 @@
 // session.cpp - the MCC's connection to the tool: attaching to the segment,
 // publishing static information, the control thread that executes the
 // tool's commands, stopping the world, detaching.
+#include <dlfcn.h>
 #include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
@@ -406,8 +407,10 @@ void apply_requests() {
   for (uint32_t t = 0; t < nthreads; ++t) {
     ThreadState* ts = g.threads[t].load(std::memory_order_acquire);
     if (!ts) continue;
-    for (uint32_t i = 0; i < ts->depth; ++i)
-      if (uint32_t(ts->frames[i].region) < nreg) open[ts->frames[i].region] = 1;
+    for (uint32_t i = 0; i < ts->depth; ++i) {
+      const int32_t region = ts->frames[i].region == kHiddenRegion ? ts->hidden_region : ts->frames[i].region;
+      if (uint32_t(region) < nreg) open[region] = 1;
+    }
   }
 
   std::vector<uint8_t> region_cache(nreg, 0);
@@ -763,6 +766,26 @@ void Monitor_Register_Regions(Monitor_Region_Descriptor* begin, Monitor_Region_D
     g.descriptors.push_back(d);
     if (gate) __atomic_store_n(&d->armed, 1, __ATOMIC_RELAXED);
   }
+}
+
+void Monitor_Unregister_Module(const void* address_in_module) {
+  // Only an attached monitor touches descriptors after this (at a release,
+  // a detach or the end); at the process's exit, after Monitor_Final, every
+  // module's destructors come here and return at once.
+  const uint32_t m = g.mode.load();
+  if (m != kRunning && m != kStopped) return;
+  Dl_info self;
+  if (!address_in_module || dladdr(address_in_module, &self) == 0) return;
+  auto in_module = [&self](const void* p) {
+    Dl_info info;
+    return dladdr(p, &info) != 0 && info.dli_fbase == self.dli_fbase;
+  };
+  std::lock_guard<std::mutex> control(g.control_mutex);
+  std::lock_guard<std::mutex> registry(g.registry_mutex);
+  std::erase_if(g.descriptors, [&](const Monitor_Region_Descriptor* d) { return in_module(d); });
+  std::erase_if(g.modules, in_module);
+  for (auto& first : g.region_first)
+    if (first && in_module(first)) first = nullptr;  // only its count is used; no pointer into the module kept
 }
 
 int Monitor_Register_Region(Monitor_Region_Descriptor* d) {

@@ -24,6 +24,9 @@
  *                                     "step"s with two nested "inner"s, no waiting
  *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
  *                                     call its plugin_work() N times
+ *   mri_testapp dlclose PATH N        N times: a "step", dlopen() PATH, plugin_work()
+ *                                     twice, dlclose()
+ *   mri_testapp stray_exits N         N exits of "step" without an enter, then one step
  *   mri_testapp children N M          M "step"s, each one "parent" (ROUTINE) that
  *                                     calls "child" (ROUTINE, ~40 additions) N times
  *   mri_testapp offload N M           the same, but "parent" creates a thread that
@@ -310,6 +313,26 @@ int main(int argc, char **argv)
         if (!work) return 3;
         int n = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) work(i);
+    } else if (strcmp(mode, "dlclose") == 0) {
+        if (argc < 4) return 2;
+        int n = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) {
+            one_step(0);
+            void *module = dlopen(argv[2], RTLD_NOW);
+            if (!module) {
+                fprintf(stderr, "mri_testapp: %s\n", dlerror());
+                return 3;
+            }
+            int (*work)(int) = (int (*)(int))dlsym(module, "plugin_work");
+            if (!work) return 3;
+            work(i);
+            work(i);
+            dlclose(module);
+        }
+    } else if (strcmp(mode, "stray_exits") == 0) {
+        int n = arg_int(argc, argv, 2);
+        for (int i = 0; i < n; ++i) MONITOR_EXIT(r_step);
+        one_step(0);
     } else if (strcmp(mode, "parallel") == 0) {
         pthread_t th[2];
         for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);

@@ -4,6 +4,8 @@
 // header is included).
 //
 //   mri_testapp_cpp recurse DEPTH      fib-like recursion "recurse" to DEPTH, 2 ms at the leaf
+//   mri_testapp_cpp deep DEPTH         the same, and 4 ms in the outermost instance after
+//                                      the recursion returned
 //   mri_testapp_cpp throw N            N calls of "thrower", each left by an exception
 #include <time.h>
 
@@ -25,13 +27,15 @@ void sleep_ms(int ms) {
 
 // A chain, not a tree: DEPTH nested instances of the same region; the leaf
 // sleeps 2 ms. Inclusive time must count that once, not DEPTH times.
-void recurse(int depth) {
+// after_ms: slept after the recursion returned (the outermost instance).
+void recurse(int depth, int after_ms = 0) {
   MONITOR_SCOPE(MRI_REGION_ROUTINE, "recurse");
   if (depth <= 1) {
     sleep_ms(2);
     return;
   }
   recurse(depth - 1);
+  if (after_ms > 0) sleep_ms(after_ms);
 }
 
 void thrower() {
@@ -45,12 +49,14 @@ void thrower() {
 int main(int argc, char** argv) {
   MONITOR_SCOPE(MRI_REGION_PROGRAM, "main");
   if (argc < 3) {
-    std::fprintf(stderr, "usage: mri_testapp_cpp recurse DEPTH | throw N\n");
+    std::fprintf(stderr, "usage: mri_testapp_cpp recurse DEPTH | deep DEPTH | throw N\n");
     return 2;
   }
   const int n = std::atoi(argv[2]);
   if (std::strcmp(argv[1], "recurse") == 0) {
     recurse(n);
+  } else if (std::strcmp(argv[1], "deep") == 0) {
+    recurse(n, 4);
   } else if (std::strcmp(argv[1], "throw") == 0) {
     int caught = 0;
     for (int i = 0; i < n; ++i) {

@@ -784,6 +784,65 @@ static void test_cpp_guard_closes_on_exception(void **state)
     assert_int_equal(st.unmatched_exits, 0);
 }
 
+/* Deeper than the monitor's 256 frames: the instances beyond are not
+ * measured, and their exits do not pop the frames of the ones that are (the
+ * outermost instance keeps the 4 ms it spends after the recursion). */
+static void test_recursion_deeper_than_the_stack(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP_CPP, "deep", "300", NULL};
+    MRI_Histogram_Profile_Results *res = profile_run(argv);
+    const MRI_Profile_Element *rec = profile_of(res, "recurse");
+    assert_int_equal(rec->instances, 255); /* 256 frames, main's the first */
+    assert_true(rec->inclusive >= 6 * kMs);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.unmatched_exits, 0);
+}
+
+/* A module unloaded with dlclose() and loaded again, between breakpoints:
+ * the monitor no longer touches the unloaded descriptors (it crashed at
+ * the next release), and the module's region, loaded again, is measured
+ * again under its id. */
+static void test_module_unloaded_and_loaded_again(void **state)
+{
+    (void)state;
+    char *argv[] = {MRI_TESTAPP, "dlclose", MRI_PLUGIN, "4", NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(argv[0], argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+    MRI_Request_ID prof = MRI_Profile_Request(&ri, NULL, NULL, NULL);
+    assert_true(prof > 0);
+    MRI_Region_Spec step = region("step");
+    int stops = 0;
+    while (MRI_Start_Stop(&step) == MRI_OK && MRI_Wait() == MRI_APPLICATION_STOPPED) ++stops;
+    assert_int_equal(stops, 4);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    void *p;
+    assert_int_equal(MRI_Get_Data(prof, &p), MRI_OK);
+    assert_int_equal(profile_of(p, "plugin_work")->instances, 8);
+}
+
+/* An exit without an enter is ignored, also when it is the breakpoint's:
+ * three stray exits of "step", then one step, stop once. */
+static void test_stray_exit_is_no_breakpoint(void **state)
+{
+    (void)state;
+    load("stray_exits", "3", NULL);
+    MRI_Request_ID count = aggregate(MRI_EXECUTION_TIME, "step", MRI_COUNT, MRI_PER_PROCESS);
+    MRI_Region_Spec step = region("step");
+    int stops = 0;
+    while (MRI_Start_Stop(&step) == MRI_OK && MRI_Wait() == MRI_APPLICATION_STOPPED) ++stops;
+    assert_int_equal(stops, 1);
+    assert_int_equal((long)agg_total(count), 1);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.unmatched_exits, 3);
+}
+
 static void test_module_loaded_later_is_published(void **state)
 {
     (void)state;
@@ -874,6 +933,9 @@ int main(void)
         cmocka_unit_test_teardown(test_not_instrumented, teardown),
         cmocka_unit_test_teardown(test_segment_is_private_and_marked_for_removal, teardown),
         cmocka_unit_test_teardown(test_second_program_is_not_monitored, teardown),
+        cmocka_unit_test_teardown(test_recursion_deeper_than_the_stack, teardown),
+        cmocka_unit_test_teardown(test_module_unloaded_and_loaded_again, teardown),
+        cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
