@@ -209,7 +209,9 @@ int histogram_results(Request& r, bool active, void** results) {
     }
   }
   // Bin b covers packed bytes [b * W, min(T, (b + 1) * W)); its address
-  // range runs from the first to one past the last of those bytes.
+  // range runs from the lowest to one past the highest of those bytes'
+  // addresses (data structures that overlap are packed one after the
+  // other, so a later piece may lie below an earlier one).
   std::vector<std::pair<size_t, size_t>> lists;  // per bin: [first, last) into hist_specs
   for (uint32_t b = 0; b < layout.bins; ++b) {
     const uint64_t begin = uint64_t(b) * layout.bin_bytes;
@@ -220,11 +222,11 @@ int histogram_results(Request& r, bool active, void** results) {
     bool have_begin = false;
     for (const proto::HistogramPiece& p : layout.pieces) {
       if (p.packed >= end || p.packed + p.bytes <= begin) continue;
-      if (!have_begin) {
-        bin.address_begin = p.address + (begin > p.packed ? begin - p.packed : 0);
-        have_begin = true;
-      }
-      bin.address_end = p.address + std::min(p.bytes, end - p.packed);
+      const unsigned long long from = p.address + (begin > p.packed ? begin - p.packed : 0);
+      const unsigned long long to = p.address + std::min(p.bytes, end - p.packed);
+      bin.address_begin = have_begin ? std::min(bin.address_begin, from) : from;
+      bin.address_end = have_begin ? std::max(bin.address_end, to) : to;
+      have_begin = true;
       r.hist_specs.push_back(s.data[p.data_index].spec);
     }
     lists.push_back({first, r.hist_specs.size()});

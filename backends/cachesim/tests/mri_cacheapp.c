@@ -42,6 +42,12 @@
  * plugin), none where they are not (SanitizerCoverage's callbacks stop at
  * 16 bytes).
  *
+ *   mri_cacheapp overlap
+ *
+ * Registers A and "A_tail", the second half of A (32 KiB), and in region
+ * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
+ * on A, 512 of them on A_tail too.
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -84,13 +90,13 @@ static double *B;
 static int passes = 1;
 static double sink;
 
-static void work(void)
+/* n sweeps of A, each in region "sweep". volatile: one 8-byte load or
+ * store per element, as the comment above counts them (no vectorised
+ * 16-byte accesses). */
+static void work_passes_over_a(int n)
 {
-    /* volatile: one 8-byte load or store per element, as the comment above
-     * counts them (no vectorised 16-byte accesses). */
     const volatile double *a = A;
-    volatile double *b = B;
-    for (int p = 0; p < passes; p++) {
+    for (int p = 0; p < n; p++) {
         MONITOR_ENTER(r_sweep);
         double sum = 0.0;
         for (int i = 0; i < A_DOUBLES; i++)
@@ -98,6 +104,12 @@ static void work(void)
         sink += sum;
         MONITOR_EXIT(r_sweep);
     }
+}
+
+static void work(void)
+{
+    volatile double *b = B;
+    work_passes_over_a(passes);
     MONITOR_ENTER(r_fill);
     for (int i = 0; i < B_DOUBLES; i++)
         b[i] = (double)i;
@@ -111,6 +123,20 @@ static void fill(void)
     for (int i = 0; i < B_DOUBLES; i++)
         b[i] = (double)i;
     MONITOR_EXIT(r_fill);
+}
+
+/* The overlap mode (see the top). */
+static int overlap(void)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0 ||
+        Monitor_Register_Data("A_tail", (const char *)A + sizeof A / 2, sizeof A / 2, 0, __FILE__) != 0) {
+        fprintf(stderr, "mri_cacheapp: data structure registration failed\n");
+        return 1;
+    }
+    MONITOR_ENTER(r_main);
+    work_passes_over_a(1);
+    MONITOR_EXIT(r_main);
+    return 0;
 }
 
 /* The realloc mode (see the top). 0, or 1 when a call of the data-structure
@@ -256,6 +282,8 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
+    if (argc == 2 && strcmp(argv[1], "overlap") == 0)
+        return overlap();
     if (argc == 2 && strcmp(argv[1], "vector") == 0) {
         if (!__builtin_cpu_supports("avx")) {
             fprintf(stderr, "%s: vector: this CPU has no AVX\n", argv[0]);
@@ -264,7 +292,8 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle | vector\n", argv[0]);
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle | overlap | vector\n",
+                argv[0]);
         return 2;
     }
     passes = atoi(argv[2]);

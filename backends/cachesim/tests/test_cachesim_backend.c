@@ -588,6 +588,44 @@ static const char *simulation_set(char *why, size_t size)
  * it in every set. */
 #define SIM_SETS 3
 
+/* Data structures that overlap (A and A_tail, its second half), in a
+ * histogram over all of them: they are packed one after the other, so a
+ * bin holding A's end and A_tail's start covers both pieces' addresses
+ * (its end was A_tail's piece's, below its beginning). */
+static void test_histogram_of_overlapping_data_structures(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)cacheapp(), (char *)"overlap", NULL};
+    load_mode(argv);
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Data_Structure_Info ai;
+    assert_int_equal(MRI_Get_Data_Structure_Info(&a, &ai), MRI_OK);
+    MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec sweep = region("sweep");
+    MRI_Region_Table regions = {&sweep, 1};
+    int bins = 5; /* 96 KiB packed: bin 3 holds A's last 5 KiB and A_tail's first 14 KiB */
+    const MRI_Request_ID id = MRI_Histogram_Request(&ri, &regions, NULL, NULL, &bins);
+    if (id < 0) fail_msg("histogram: %s", MRI_Get_Error_Message());
+    run_to_end();
+    const MRI_Histogram_Request_Results *h = hist_data(id);
+    assert_int_equal(h->nr_Elements, 5);
+    double total = 0;
+    int both = 0;
+    for (int i = 0; i < h->nr_Elements; i++) {
+        const MRI_Histogram_Bin *bin = &h->element[i];
+        assert_true(bin->address_begin < bin->address_end);
+        assert_true(bin->address_begin >= ai.address && bin->address_end <= ai.address + ai.size_bytes);
+        total += bin->value;
+        if (bin->data_structures.nr_Elements == 2) {
+            ++both;
+            assert_int_equal(bin->address_begin, ai.address + ai.size_bytes / 2); /* A_tail's first byte */
+            assert_int_equal(bin->address_end, ai.address + ai.size_bytes);       /* A's last, plus one */
+        }
+    }
+    assert_int_equal(both, 1);
+    assert_true(total == kLinesA + kLinesA / 2);
+}
+
 static void test_simulation_is_compensated(void **state)
 {
     (void)state;
@@ -738,6 +776,7 @@ int main(void)
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
+        cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
         cmocka_unit_test_teardown(test_profiles, teardown),
         cmocka_unit_test_teardown(test_traces, teardown),
         cmocka_unit_test_teardown(test_fork_while_simulating, teardown),
