@@ -776,6 +776,11 @@ void Monitor_Unregister_Module(const void* address_in_module) {
   if (m != kRunning && m != kStopped) return;
   Dl_info self;
   if (!address_in_module || dladdr(address_in_module, &self) == 0) return;
+  // Destructors of the program and its libraries also run at exit, some
+  // before Monitor_Final: a program that ends before its first region
+  // publishes its static information here first, with this module's
+  // regions in it (the tool is waiting for it, as Monitor_Final would).
+  if (m == kStopped && !g.published) publish_once();
   auto in_module = [&self](const void* p) {
     Dl_info info;
     return dladdr(p, &info) != 0 && info.dli_fbase == self.dli_fbase;
