@@ -44,6 +44,20 @@ missing_value -o hist --metric L1_DATA_READ_MISS -o -- "$gauss"
 missing_value --plot hist --metric L1_DATA_READ_MISS --plot -- "$gauss"
 missing_value --plot hist --metric L1_DATA_READ_MISS --plot
 
+# --- --ring: digits only, a power of two from 1024 to 16777216; anything
+# else is a usage error naming the value as given, before the program runs
+# (strtoul took "", a sign and blanks, and 4294968320 was cut to 1024).
+for ring in 0 '' 4294967296 4294968320 -1 +1024 ' 1024' 1024x 1000 3072 512 33554432 99999999999999999999999; do
+  run 2 trace -o t.vtf --ring "$ring" -- "$gauss"
+  grep -qF -- "mri: --ring '$ring': " err.txt || { cat err.txt; fail "--ring '$ring': no error naming the value"; }
+  grep -q 'power of two from 1024 to 16777216' err.txt || { cat err.txt; fail "--ring '$ring': the range is not given"; }
+  grep -q 'gauss: n=' out.txt && fail "--ring '$ring': the program ran"
+  [[ ! -e t.vtf ]] || fail "--ring '$ring': wrote t.vtf"
+done
+run 0 trace -o t.vtf --ring 1024 -- "$gauss"
+grep -q 'wrote t.vtf' err.txt || { cat err.txt; fail "--ring 1024: no trace"; }
+rm -f t.vtf
+
 # --- --help (and -h) after a command: the usage on stdout, status 0.
 for command in profile trace hist regions info; do
   for help in --help -h; do

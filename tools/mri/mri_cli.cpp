@@ -64,9 +64,9 @@ const char* kUsage =
     "                         may be repeated\n"
     "          --no-subregions  with --region: only the named regions' instances, not\n"
     "                         the regions they call (the others then cost nothing)\n"
-    "          --ring N       records per thread in shared memory (power of two, default\n"
-    "                         65536); a smaller ring makes threads wait for the archiver\n"
-    "                         more often\n"
+    "          --ring N       records per thread in shared memory: a power of two from\n"
+    "                         1024 to 16777216 (default 65536); a smaller ring makes\n"
+    "                         threads wait for the archiver more often\n"
     "hist      histogram of a simulated cache event over the addresses of a data structure\n"
     "          (paper Figure 2); PROGRAM must be built with the cache-simulator backend\n"
     "          --metric EVENT L1_DATA_READ_MISS, L2_DATA_WRITE_MISS, L1_DATA_READ_HIT, ...\n"
@@ -757,6 +757,26 @@ void archive_records() {
   }
 }
 
+// The records per thread ring of --ring, as MRI_Set_Trace_Buffer_Size()
+// takes them (include/mri.h): a power of two from 1024 to 16777216. Parsed
+// here, digit by digit, rather than with strtoul(), which takes "", a sign
+// and leading blanks, and whose unsigned long is cut to 32 bits by the
+// unsigned parameter (4294968320 would become 1024). A usage error naming
+// the value as given otherwise.
+constexpr unsigned long long kMinRingRecords = 1024, kMaxRingRecords = 1ull << 24;
+
+unsigned ring_records(const std::string& v) {
+  unsigned long long n = 0;
+  bool ok = !v.empty();
+  for (char c : v) {
+    ok = ok && c >= '0' && c <= '9';
+    n = std::min(n * 10 + unsigned(c - '0'), kMaxRingRecords + 1);  // capped: no overflow, still too large
+  }
+  if (!ok || n < kMinRingRecords || n > kMaxRingRecords || (n & (n - 1)))
+    usage_error("--ring '%s': the records per thread must be a power of two from 1024 to 16777216", v.c_str());
+  return unsigned(n);
+}
+
 int cmd_trace(int argc, char** argv) {
   namespace ex = mri::exporters;
   std::string output, format;
@@ -780,10 +800,7 @@ int cmd_trace(int argc, char** argv) {
     } else if (a == "--no-subregions") {
       subregions = false;
     } else if (a == "--ring") {
-      const std::string v = option_value(argc, argv, i, "a number of records");
-      char* end = nullptr;
-      ring = unsigned(std::strtoul(v.c_str(), &end, 10));
-      if (!end || *end) usage_error("--ring: '%s' is not a number", v.c_str());
+      ring = ring_records(option_value(argc, argv, i, "a number of records"));
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
