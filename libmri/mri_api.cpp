@@ -299,12 +299,19 @@ int place_request(Request& r) {
   for (const auto& spec : r.regions)
     if (region_index(spec) < 0)
       return fail("the application has no %s", describe_region(spec).c_str());
+  // Round robin, not the lowest free slot: a request's records name its
+  // slot, and a trace request's records may still be in the rings or the
+  // buffer when it is deleted; a new request in the same slot at once would
+  // give them its type when they are delivered.
   int slot = -1;
-  for (size_t i = 0; i < s.slot_busy.size(); ++i)
+  for (size_t k = 0; k < s.slot_busy.size(); ++k) {
+    const size_t i = (s.next_slot + k) % s.slot_busy.size();
     if (!s.slot_busy[i]) {
       slot = int(i);
+      s.next_slot = i + 1;
       break;
     }
+  }
   if (slot < 0) return fail("too many requests: at most %u at a time; delete some first", s.view.g.max_requests);
   int slice = -1;
   int histogram = -1;  // histogram slot (simulated cache events)

@@ -115,6 +115,7 @@ struct Session {
   std::map<MRI_Request_ID, Request> requests;
   MRI_Request_ID next_id = 1;
   std::vector<uint8_t> slot_busy;   // request records in use
+  size_t next_slot = 0;             // where the search for a free one starts (round robin)
   std::vector<uint8_t> slice_busy;  // profile slices in use
 
   // PAPI events named by MRI_Runtime_Information_By_Name(): runtime

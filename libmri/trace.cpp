@@ -81,14 +81,14 @@ bool ended_application() {
 }
 
 // Moves what fits from the rings into the buffer. Returns the number of
-// records moved; *rings_empty tells whether every ring is empty now.
-size_t collect(bool* rings_empty) {
+// records moved; *rings_empty tells whether every ring is empty now. With
+// t.mu held (the collector's thread, or a tool thread taking records).
+size_t collect_locked(bool* rings_empty) {
   const proto::View& v = t.view;
   const uint32_t rows = thread_rows(v);
   const uint64_t capacity = v.g.trace_records;
   size_t moved = 0;
   bool empty = true;
-  std::lock_guard<std::mutex> lock(t.mu);
   if (t.next > 0 && t.next == t.buffer.size()) {
     t.buffer.clear();
     t.next = 0;
@@ -125,6 +125,11 @@ size_t collect(bool* rings_empty) {
   }
   *rings_empty = empty;
   return moved;
+}
+
+size_t collect(bool* rings_empty) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  return collect_locked(rings_empty);
 }
 
 void run_callback(MRI_Call_Back_Function cb) {
@@ -231,9 +236,21 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
 }
 
 // Delivers up to max records (needs t.mu).
+// With t.mu held. When the buffer runs empty, what the rings hold is moved
+// in first: without a call-back the records would otherwise wait for the
+// collector's next poll, and after the end, when the buffer was full as
+// the application ended, a tool that took until nothing came would leave
+// records in the rings (MRI_Wait() returns once nothing more can move).
 int take_records(MRI_Trace_Element_Spec* out, int max) {
   int n = 0;
-  while (n < max && t.next < t.buffer.size()) {
+  bool refilled = false;
+  while (n < max) {
+    if (t.next == t.buffer.size()) {
+      if (refilled || !t.running || !t.view.base) break;
+      bool rings_empty = true;
+      refilled = true;
+      if (collect_locked(&rings_empty) == 0) break;
+    }
     const Record& r = t.buffer[t.next++];
     fill(r, out[n++]);
     t.delivered[r.thread] += 1;

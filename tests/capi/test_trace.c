@@ -173,6 +173,68 @@ static void test_region_events_three_threads_small_rings(void **state)
     assert_true(callbacks > 1);  /* half-full call-backs, and the final one */
 }
 
+/* Without a call-back: the tool takes the records after the end, until
+ * nothing comes. The buffer was full when the application ended (the
+ * threads gave up waiting after 50 ms and discarded), so records were left
+ * in the rings: taking them must move those in too, and then nothing is
+ * left buffered (they were stranded until the collector's next poll). */
+static void test_records_taken_after_the_end_without_a_call_back(void **state)
+{
+    (void)state;
+    setenv("MRI_TRACE_WAIT_MS", "50", 1);
+    assert_int_equal(MRI_Set_Trace_Buffer_Size(1024, 1024), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "2", "2000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    MRI_Trace_Element_Spec chunk[300];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 300)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    assert_int_equal(k, 0);
+    for (int t = 0; t < 2; ++t) {
+        MRI_Trace_Statistics st = stats_of(t);
+        assert_int_equal(st.buffered, 0);
+        assert_int_equal(st.delivered + st.discarded, st.emitted);
+        assert_int_equal(seen[t].records, st.delivered);
+        assert_int_equal(st.emitted, 6ull * 2000 + (t == 0 ? 2 : 0));
+    }
+}
+
+/* A trace request deleted at a stop, with its records not yet delivered,
+ * and another of another kind placed at once: the records keep the type of
+ * the request that wrote them (the new one took the deleted one's slot and
+ * relabelled them). */
+static void test_records_keep_their_request_type(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "steps", "10", "0", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT, time = MRI_EXECUTION_TIME;
+    MRI_Region_Table all = {NULL, 0};
+    const MRI_Request_ID events = MRI_Trace_Request(&ev, &all, NULL, NULL);
+    assert_true(events > 0);
+    assert_int_equal(MRI_Start_Stop(&step_region), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Request_Delete(events), MRI_OK);
+    assert_true(MRI_Trace_Request(&time, &all, NULL, NULL) > 0);
+    run_to_end();
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    /* The first step's events: main, step and two inner entered, all but
+     * main left; then one value per instance of the other 9 steps (step
+     * and two inner; main was entered before the request, so it has no
+     * measured instance). */
+    assert_int_equal(seen[0].enters, 4);
+    assert_int_equal(seen[0].exits, 3);
+    assert_int_equal(seen[0].misnested, 0);
+    assert_int_equal(seen[0].values, 9 * 3);
+}
+
 /* EXECUTION_TIME traces "step": one record per instance of step and of its
  * subregion inner, carrying the instance's time. */
 static void test_execution_time_of_region_and_subregions(void **state)
@@ -458,6 +520,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_thread_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_taken_after_the_end_without_a_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
