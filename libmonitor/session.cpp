@@ -770,16 +770,17 @@ void Monitor_Register_Regions(Monitor_Region_Descriptor* begin, Monitor_Region_D
 
 void Monitor_Unregister_Module(const void* address_in_module) {
   // Only an attached monitor touches descriptors after this (at a release,
-  // a detach or the end); at the process's exit, after Monitor_Final, every
-  // module's destructors come here and return at once.
+  // a detach or the end). At the process's exit every module's destructors
+  // come here too: after Monitor_Final they return at once; before it (the
+  // program's own, here) they drop the module's descriptors, and
+  // Monitor_Final disarms the rest (the slow paths do nothing once it ran).
   const uint32_t m = g.mode.load();
   if (m != kRunning && m != kStopped) return;
   Dl_info self;
   if (!address_in_module || dladdr(address_in_module, &self) == 0) return;
-  // Destructors of the program and its libraries also run at exit, some
-  // before Monitor_Final: a program that ends before its first region
-  // publishes its static information here first, with this module's
-  // regions in it (the tool is waiting for it, as Monitor_Final would).
+  // A program that ends before its first region publishes its static
+  // information here first, with this module's regions in it (the tool is
+  // waiting for it, as Monitor_Final would).
   if (m == kStopped && !g.published) publish_once();
   auto in_module = [&self](const void* p) {
     Dl_info info;
