@@ -626,10 +626,12 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
 namespace mri::monitor {
 
 // At the end of monitoring (Monitor_Final, run by exit()): the calling
-// thread's instances still open end now, innermost first, as if their
-// exits ran: a program that calls exit() inside main keeps its PROGRAM
-// row, its enclosing instances' times and simulated cache events, and its
-// trace its exit records. The caller has quiesced the other threads.
+// thread's measured instances still open end now, innermost first, as if
+// their exits ran: a program that calls exit() inside main keeps its
+// PROGRAM row, its enclosing instances' times and simulated cache events,
+// and the exit records of those of them that are traced. (An instance of a
+// region that is only traced has no frame: its exit record stays missing.)
+// The caller has quiesced the other threads.
 void close_open_instances(ThreadState* ts) {
   if (!ts || ts == &g_unmonitored || ts->depth == 0) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
