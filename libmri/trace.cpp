@@ -235,12 +235,12 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
   }
 }
 
-// Delivers up to max records (needs t.mu).
-// With t.mu held. When the buffer runs empty, what the rings hold is moved
-// in first: without a call-back the records would otherwise wait for the
-// collector's next poll, and after the end, when the buffer was full as
-// the application ended, a tool that took until nothing came would leave
-// records in the rings (MRI_Wait() returns once nothing more can move).
+// Delivers up to max records, with t.mu held. When the buffer runs empty,
+// what the rings hold is moved in first: without a call-back the records
+// would otherwise wait for the collector's next poll, and after the end,
+// when the buffer was full as the application ended, a tool that took
+// until nothing came would leave records in the rings (MRI_Wait() returns
+// once nothing more can move).
 int take_records(MRI_Trace_Element_Spec* out, int max) {
   int n = 0;
   bool refilled = false;
