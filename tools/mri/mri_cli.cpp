@@ -9,6 +9,7 @@
 // Uses the public C API (include/mri.h), the exporters (tools/exporters)
 // and, for `mri hist`, the standalone simulator's configuration functions
 // (simulator/cachesim.h).
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -987,17 +988,24 @@ std::string bin_names(const MRI_Histogram_Bin& b, const char* separator) {
   return out;
 }
 
-// Writes `text` to `path`; false with the reason on any I/O error.
+// Writes `text` to `path` in place (so /dev/null or a pipe will do); false
+// with the reason on any I/O error. A regular file that was opened but not
+// completely written (a full disk, a file-size limit: EFBIG) is removed:
+// opening it had already truncated what it held, and a truncated CSV or
+// SVG would pass for a complete one.
 bool write_file(const std::string& path, const std::string& text, std::string& error) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
     error = std::strerror(errno);
     return false;
   }
+  struct stat st;
+  const bool regular = ::fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
   const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int e = errno;
   if (std::fclose(f) != 0 || !ok) {
     error = std::strerror(ok ? errno : e);
+    if (regular && ::unlink(path.c_str()) == 0) error += " (the partial file was removed)";
     return false;
   }
   return true;
@@ -1271,9 +1279,25 @@ int cmd_hist(int argc, char** argv) {
   return code;
 }
 
+// A file-size limit (ulimit -f, RLIMIT_FSIZE) must fail the write that
+// crosses it, not kill mri: with SIGXFSZ not at its default action,
+// write(2) returns EFBIG, and the error path of the output runs (the
+// message, status 1, no temporary file left behind). Caught by a handler
+// that does nothing rather than ignored: an ignored signal stays ignored
+// across the exec of PROGRAM (posix_spawn in libmri), a caught one is reset
+// to the default there, so the program keeps the behaviour it has without
+// mri.
+void survive_file_size_limit() {
+  struct sigaction action {};
+  action.sa_handler = [](int) {};
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGXFSZ, &action, nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  survive_file_size_limit();
   if (argc < 2) usage_error("%s", "missing command");
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

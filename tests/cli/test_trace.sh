@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `mri trace` at its edges, and every output of `mri` under a file-size
+# limit (ulimit -f), on tests/apps/mri_testapp, examples/gauss and, for
+# `mri hist`, gauss_cachesim when the build has it.
+#
+#   test_trace.sh MRI TESTAPP GAUSS GAUSS_CACHESIM|- WORKDIR
+set -uo pipefail
+mri=$1 app=$2 gauss=$3 cachesim=$4 work=$5
+[[ $cachesim == - ]] && cachesim=
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# limited BLOCKS STDOUT ARGS...: runs mri with its files limited to BLOCKS
+# KiB (bash's ulimit -f unit), stdout to STDOUT (a file the limit applies
+# to as well: keep it small), stderr through a pipe into err.txt; sets
+# $status.
+limited() {
+  local blocks=$1 stdout=$2 errors; shift 2
+  errors=$( (ulimit -f "$blocks"; exec "$mri" "$@" 2>&1 >"$stdout") )
+  status=$?
+  printf '%s\n' "$errors" >err.txt
+}
+
+# only_logs WHAT: nothing in the directory but the logs of the runs (no
+# output, no temporary file of the atomic writers).
+only_logs() {
+  local left
+  left=$(ls -A | grep -vxE 'err\.txt|out\.txt' || true)
+  [[ -z $left ]] || fail "$1: left behind: $left"
+}
+
+# --- A file-size limit fails the write (EFBIG) instead of killing mri with
+# SIGXFSZ (status 153, temporary files left): the message, status 1, and
+# nothing left behind.
+for out in w.vtf w.otf2; do
+  limited 200 out.txt trace -o "$out" -- "$app" nested 2 50000
+  if [[ $out == *.otf2 ]] && grep -q "built without OTF2" err.txt; then
+    echo "OTF2 part skipped: this build has no OTF2"; rm -f err.txt out.txt; continue
+  fi
+  [[ $status == 1 ]] || { cat err.txt; fail "trace -o $out under ulimit -f 200: status $status, expected 1"; }
+  grep -qF "mri: cannot write $out: " err.txt || { cat err.txt; fail "trace -o $out: no 'cannot write' message"; }
+  grep -q "File too large" err.txt || { cat err.txt; fail "trace -o $out: the reason is not EFBIG"; }
+  grep -qF "(no trace file left behind)" err.txt || { cat err.txt; fail "trace -o $out: no word on the file"; }
+  only_logs "trace -o $out under a file-size limit"
+  rm -f err.txt out.txt
+done
+# profile -o: the callgrind file of gauss is about 1 KiB; the table to
+# /dev/null, which the limit does not concern.
+limited 0 /dev/null profile -o cg.out -- "$gauss"
+[[ $status == 1 ]] || { cat err.txt; fail "profile -o under ulimit -f 0: status $status, expected 1"; }
+grep -q "^mri: cannot write cg.out: File too large" err.txt || { cat err.txt; fail "profile -o: no EFBIG message"; }
+only_logs "profile -o under a file-size limit"
+if [[ -n $cachesim ]]; then
+  # hist writes in place; a partial file is removed.
+  limited 1 /dev/null hist --metric L1_DATA_READ_MISS --bins 1024 -o h.csv -- "$cachesim"
+  [[ $status == 1 ]] || { cat err.txt; fail "hist -o under ulimit -f 1: status $status, expected 1"; }
+  grep -q "^mri: cannot write h.csv: File too large" err.txt || { cat err.txt; fail "hist -o: no EFBIG message"; }
+  only_logs "hist -o under a file-size limit"
+  limited 1 /dev/null hist --metric L1_DATA_READ_MISS --plot h.svg -- "$cachesim"
+  [[ $status == 1 ]] || { cat err.txt; fail "hist --plot under ulimit -f 1: status $status, expected 1"; }
+  grep -q "^mri: cannot write h.svg: File too large" err.txt || { cat err.txt; fail "hist --plot: no EFBIG message"; }
+  only_logs "hist --plot under a file-size limit"
+else
+  echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"
+fi
+rm -f err.txt out.txt
+echo "trace: all checks passed"
