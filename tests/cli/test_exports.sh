@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 [[ $(grep -c ' DOWNTO ' run.vtf) == 31 ]] || fail "VTF3: expected 31 DOWNTO records, got $(grep -c ' DOWNTO ' run.vtf)"
 [[ $(grep -c ' UPFROM ' run.vtf) == 31 ]] || fail "VTF3: expected 31 UPFROM records"
 grep -q 'DEFSTATE .* "inner"' run.vtf || fail "VTF3: no region definition for inner"
-grep -q 'wrote run.vtf (VTF3): 62 events of 1 threads; 62 records emitted, 0 discarded' trace.err ||
+grep -q 'wrote run.vtf (VTF3): 62 events of 1 thread; 62 records emitted, 0 discarded' trace.err ||
   { cat trace.err; fail "mri trace summary"; }
 
 # --- --region step with and without its subregions: 10 steps; with their

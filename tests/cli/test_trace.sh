@@ -64,4 +64,15 @@ else
   echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"
 fi
 rm -f err.txt out.txt
+
+# --- The summary counts the threads with records, not the highest thread
+# id + 1: "imbalance 3 2" runs "work" in threads 1..3 only (thread 0, the
+# main one, runs "main"), so --region work has 3 threads, all regions 4.
+"$mri" trace -o work.vtf --region work -- "$app" imbalance 3 2 >out.txt 2>err.txt || { cat err.txt; fail "trace --region work"; }
+grep -q 'wrote work.vtf (VTF3): 12 events of 3 threads;' err.txt || { cat err.txt; fail "--region work: not '12 events of 3 threads'"; }
+[[ $(grep -c '^DEFCPUNAME ' work.vtf) == 3 ]] || fail "--region work: not 3 locations in the file"
+"$mri" trace -o all.vtf -- "$app" imbalance 3 2 >out.txt 2>err.txt || { cat err.txt; fail "trace imbalance"; }
+grep -q 'wrote all.vtf (VTF3): 14 events of 4 threads;' err.txt || { cat err.txt; fail "every region: not '14 events of 4 threads'"; }
+"$mri" trace -o one.vtf -- "$app" steps 1 0 >out.txt 2>err.txt || { cat err.txt; fail "trace steps"; }
+grep -q 'wrote one.vtf (VTF3): 8 events of 1 thread;' err.txt || { cat err.txt; fail "one thread: not '8 events of 1 thread'"; }
 echo "trace: all checks passed"

@@ -676,7 +676,8 @@ struct Archiver {
   std::unique_ptr<mri::exporters::TraceWriter> writer;
   std::map<RegionKey, uint32_t> regions;
   std::unordered_map<uint64_t, uint32_t> fast;  // packed spec -> id: the per-record lookup (a std::map of tuples cost 1/3 of the archiver's time)
-  std::vector<uint8_t> location_known;
+  std::vector<uint8_t> location_known;  // by thread id
+  size_t threads = 0;                   // threads with records: the locations defined, not the highest id + 1
   std::vector<mri::exporters::TraceEvent> events;
   std::string error;  // the first write error; later records are drained and dropped
   unsigned long long records = 0;
@@ -699,6 +700,7 @@ bool add_location(Archiver& a, int thread) {
     loc.name = "thread " + std::to_string(thread);
   }
   a.location_known[size_t(thread)] = 1;
+  ++a.threads;
   return a.writer->add_location(loc, a.error);
 }
 
@@ -874,9 +876,9 @@ int cmd_trace(int argc, char** argv) {
     MRI_Finalize();
     return 1;
   }
-  std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu threads; %llu records emitted, %llu discarded\n",
+  std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu thread%s; %llu records emitted, %llu discarded\n",
                output.c_str(), fmt == ex::TraceFormat::Otf2 ? "OTF2" : "VTF3", (unsigned long long)a.writer->events_written(),
-               a.location_known.size(), emitted, discarded);
+               a.threads, a.threads == 1 ? "" : "s", emitted, discarded);
   MRI_Finalize();
   return code;
 }
