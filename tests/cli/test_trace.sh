@@ -75,4 +75,19 @@ grep -q 'wrote work.vtf (VTF3): 12 events of 3 threads;' err.txt || { cat err.tx
 grep -q 'wrote all.vtf (VTF3): 14 events of 4 threads;' err.txt || { cat err.txt; fail "every region: not '14 events of 4 threads'"; }
 "$mri" trace -o one.vtf -- "$app" steps 1 0 >out.txt 2>err.txt || { cat err.txt; fail "trace steps"; }
 grep -q 'wrote one.vtf (VTF3): 8 events of 1 thread;' err.txt || { cat err.txt; fail "one thread: not '8 events of 1 thread'"; }
+
+# --- A program killed by a signal: the trace's own wording (not the
+# profile's "results of the region instances ..."), its status 128 + 6,
+# and a file with what was published: enters of the regions still open
+# without their leaves.
+"$mri" trace -o crash.vtf -- "$app" crash 5 >out.txt 2>err.txt
+status=$?
+[[ $status == 134 ]] || { cat err.txt; fail "trace of a program that aborts: status $status, expected 134"; }
+grep -q 'was killed by signal 6 (Aborted); crash.vtf holds the records written up to then' err.txt ||
+  { cat err.txt; fail "killed program: not the trace's wording"; }
+grep -q 'publishes its records 16 at a time' err.txt || { cat err.txt; fail "killed program: no word on the last records"; }
+grep -q 'results of the region instances' err.txt && { cat err.txt; fail "killed program: the profile's wording"; }
+grep -q 'wrote crash.vtf (VTF3): ' err.txt || { cat err.txt; fail "killed program: no trace written"; }
+enters=$(grep -c ' DOWNTO ' crash.vtf) leaves=$(grep -c ' UPFROM ' crash.vtf)
+(( enters > leaves && leaves > 0 )) || fail "killed program: $enters enters and $leaves leaves in crash.vtf"
 echo "trace: all checks passed"

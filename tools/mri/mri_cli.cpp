@@ -232,8 +232,16 @@ int load(char** argv) {
   return 0;
 }
 
-// Ends the run and returns the program's exit status for ours.
-int final_status(const char* program) {
+// What the results of a profile or histogram hold when the program was
+// killed by a signal (final_status()).
+const char* kKilledProfileNote =
+    "results of the region instances that had ended by then are shown (one still open, such as the program's own, "
+    "counts nothing)";
+
+// Ends the run and returns the program's exit status for ours. Warns about
+// what was not monitored; when the program was killed by a signal, says so
+// with `killed_note` (what the results hold then; "" for nothing more).
+int final_status(const char* program, const char* killed_note = kKilledProfileNote) {
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
   if (st.threads_dropped)
@@ -245,10 +253,8 @@ int final_status(const char* program) {
     std::fprintf(stderr, "mri: warning: %u times a thread could not set up its counters\n", st.counter_errors);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   if (st.reason == MRI_STOP_SIGNALED) {
-    std::fprintf(stderr,
-                 "mri: %s was killed by signal %d (%s); results of the region instances that had ended by then are "
-                 "shown (one still open, such as the program's own, counts nothing)\n",
-                 program, st.signal, strsignal(st.signal));
+    std::fprintf(stderr, "mri: %s was killed by signal %d (%s)%s%s\n", program, st.signal, strsignal(st.signal),
+                 killed_note[0] ? "; " : "", killed_note);
     return 128 + st.signal;
   }
   return st.exit_code;
@@ -868,8 +874,17 @@ int cmd_trace(int argc, char** argv) {
       emitted += st.emitted;
       discarded += st.discarded;
     }
-  int code = final_status(prog[0]);
   if (a.error.empty()) a.writer->finish(a.error);
+  // A killed program's threads could not publish their last records: a
+  // thread makes its records visible 16 at a time (docs/api.md,
+  // "Accounting"), and those it had not are neither delivered nor counted
+  // as emitted. Nothing to say about the file when it was not written.
+  const std::string killed_note =
+      a.error.empty() ? output + " holds the records written up to then; the last ones of each thread (up to 15: a "
+                                 "thread publishes its records 16 at a time) may be missing and are not counted as "
+                                 "emitted, and regions still open have an enter without a leave"
+                      : "";
+  const int code = final_status(prog[0], killed_note.c_str());
   if (!a.error.empty()) {
     std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(),
                  reason_only(a.error, output).c_str());
