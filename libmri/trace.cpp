@@ -235,18 +235,18 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
   }
 }
 
-// Delivers up to max records, with t.mu held. When the buffer runs empty,
-// what the rings hold is moved in first: without a call-back the records
-// would otherwise wait for the collector's next poll, and after the end,
-// when the buffer was full as the application ended, a tool that took
-// until nothing came would leave records in the rings (MRI_Wait() returns
-// once nothing more can move).
+// Delivers up to max records, with t.mu held. After the application
+// ended, when the buffer runs empty, what the rings still hold is moved in
+// first: when the buffer was full as the application ended, MRI_Wait()
+// returns with records left in the rings (nothing more could move), and a
+// tool that took until nothing came would have left them there. (Not
+// while it runs: a call-back that takes until nothing comes must return.)
 int take_records(MRI_Trace_Element_Spec* out, int max) {
   int n = 0;
   bool refilled = false;
   while (n < max) {
     if (t.next == t.buffer.size()) {
-      if (refilled || !t.running || !t.view.base) break;
+      if (refilled || !t.running || !t.view.base || !ended_application()) break;
       bool rings_empty = true;
       refilled = true;
       if (collect_locked(&rings_empty) == 0) break;
