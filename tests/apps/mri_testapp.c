@@ -194,6 +194,21 @@ static void *team_member(void *p)
     return NULL;
 }
 
+typedef int (*plugin_fn)(int);
+
+/* dlopen()s the module PATH; its plugin_work(), or NULL (said why). */
+static plugin_fn load_plugin(const char *path, void **module)
+{
+    *module = dlopen(path, RTLD_NOW);
+    if (!*module) {
+        fprintf(stderr, "mri_testapp: %s\n", dlerror());
+        return NULL;
+    }
+    plugin_fn work = (plugin_fn)dlsym(*module, "plugin_work");
+    if (!work) fprintf(stderr, "mri_testapp: %s has no plugin_work\n", path);
+    return work;
+}
+
 int main(int argc, char **argv)
 {
     MONITOR_ENTER(r_main);
@@ -304,12 +319,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "dlopen") == 0) {
         if (argc < 4) return 2;
         one_step(0); /* the static information is out before the module arrives */
-        void *module = dlopen(argv[2], RTLD_NOW);
-        if (!module) {
-            fprintf(stderr, "mri_testapp: %s\n", dlerror());
-            return 3;
-        }
-        int (*work)(int) = (int (*)(int))dlsym(module, "plugin_work");
+        void *module;
+        plugin_fn work = load_plugin(argv[2], &module);
         if (!work) return 3;
         int n = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) work(i);
@@ -318,12 +329,8 @@ int main(int argc, char **argv)
         int n = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) {
             one_step(0);
-            void *module = dlopen(argv[2], RTLD_NOW);
-            if (!module) {
-                fprintf(stderr, "mri_testapp: %s\n", dlerror());
-                return 3;
-            }
-            int (*work)(int) = (int (*)(int))dlsym(module, "plugin_work");
+            void *module;
+            plugin_fn work = load_plugin(argv[2], &module);
             if (!work) return 3;
             work(i);
             work(i);
