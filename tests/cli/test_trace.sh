@@ -45,11 +45,20 @@ for out in w.vtf w.otf2; do
   rm -f err.txt out.txt
 done
 # profile -o: the callgrind file of gauss is about 1 KiB; the table to
-# /dev/null, which the limit does not concern.
-limited 0 /dev/null profile -o cg.out -- "$gauss"
-[[ $status == 1 ]] || { cat err.txt; fail "profile -o under ulimit -f 0: status $status, expected 1"; }
-grep -q "^mri: cannot write cg.out: File too large" err.txt || { cat err.txt; fail "profile -o: no EFBIG message"; }
-only_logs "profile -o under a file-size limit"
+# /dev/null, which the limit does not concern. A limit of 0 stops any
+# file write, also one a sanitizer's runtime makes at start-up (the
+# ThreadSanitizer build's `mri --version` dies of SIGXFSZ under it): then
+# this case is skipped.
+limited 0 /dev/null --version
+if [[ $status == 153 ]]; then
+  echo "profile -o under ulimit -f 0 skipped: this build's runtime writes a file at start-up"
+  rm -f err.txt
+else
+  limited 0 /dev/null profile -o cg.out -- "$gauss"
+  [[ $status == 1 ]] || { cat err.txt; fail "profile -o under ulimit -f 0: status $status, expected 1"; }
+  grep -q "^mri: cannot write cg.out: File too large" err.txt || { cat err.txt; fail "profile -o: no EFBIG message"; }
+  only_logs "profile -o under a file-size limit"
+fi
 if [[ -n $cachesim ]]; then
   # hist writes in place; a partial file is removed.
   limited 1 /dev/null hist --metric L1_DATA_READ_MISS --bins 1024 -o h.csv -- "$cachesim"
