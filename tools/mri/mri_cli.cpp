@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -238,6 +239,17 @@ const char* kKilledProfileNote =
     "results of the region instances that had ended by then are shown (one still open, such as the program's own, "
     "counts nothing)";
 
+// The program's end as a status for ours and as words: its exit status, or
+// 128 + signal.
+int program_end(const MRI_Application_Status_Info& st, std::string& how) {
+  if (st.reason == MRI_STOP_SIGNALED) {
+    how = "was killed by signal " + std::to_string(st.signal) + " (" + strsignal(st.signal) + ")";
+    return 128 + st.signal;
+  }
+  how = "exited with status " + std::to_string(st.exit_code);
+  return st.exit_code;
+}
+
 // Ends the run and returns the program's exit status for ours. Warns about
 // what was not monitored; when the program was killed by a signal, says so
 // with `killed_note` (what the results hold then; "" for nothing more).
@@ -252,23 +264,11 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
   if (st.counter_errors)
     std::fprintf(stderr, "mri: warning: %u times a thread could not set up its counters\n", st.counter_errors);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
-  if (st.reason == MRI_STOP_SIGNALED) {
-    std::fprintf(stderr, "mri: %s was killed by signal %d (%s)%s%s\n", program, st.signal, strsignal(st.signal),
-                 killed_note[0] ? "; " : "", killed_note);
-    return 128 + st.signal;
-  }
-  return st.exit_code;
-}
-
-// The program's end as a status for ours and as words: its exit status, or
-// 128 + signal.
-int program_end(const MRI_Application_Status_Info& st, std::string& how) {
-  if (st.reason == MRI_STOP_SIGNALED) {
-    how = "was killed by signal " + std::to_string(st.signal) + " (" + strsignal(st.signal) + ")";
-    return 128 + st.signal;
-  }
-  how = "exited with status " + std::to_string(st.exit_code);
-  return st.exit_code;
+  std::string how;
+  const int code = program_end(st, how);
+  if (st.reason == MRI_STOP_SIGNALED)
+    std::fprintf(stderr, "mri: %s %s%s%s\n", program, how.c_str(), killed_note[0] ? "; " : "", killed_note);
+  return code;
 }
 
 // The program ended before the requests took effect (it ended before its
@@ -768,19 +768,17 @@ void archive_records() {
 
 // The records per thread ring of --ring, as MRI_Set_Trace_Buffer_Size()
 // takes them (include/mri.h): a power of two from 1024 to 16777216. Parsed
-// here, digit by digit, rather than with strtoul(), which takes "", a sign
-// and leading blanks, and whose unsigned long is cut to 32 bits by the
-// unsigned parameter (4294968320 would become 1024). A usage error naming
-// the value as given otherwise.
+// with from_chars (digits only, overflow reported) rather than strtoul(),
+// which takes "", a sign and leading blanks, and whose unsigned long is cut
+// to 32 bits by the unsigned parameter (4294968320 would become 1024). A
+// usage error naming the value as given otherwise.
 constexpr unsigned long long kMinRingRecords = 1024, kMaxRingRecords = 1ull << 24;
 
 unsigned ring_records(const std::string& v) {
   unsigned long long n = 0;
-  bool ok = !v.empty();
-  for (char c : v) {
-    ok = ok && c >= '0' && c <= '9';
-    n = std::min(n * 10 + unsigned(c - '0'), kMaxRingRecords + 1);  // capped: no overflow, still too large
-  }
+  const char* last = v.data() + v.size();
+  const auto [end, ec] = std::from_chars(v.data(), last, n);
+  const bool ok = !v.empty() && ec == std::errc() && end == last;
   if (!ok || n < kMinRingRecords || n > kMaxRingRecords || (n & (n - 1)))
     usage_error("--ring '%s': the records per thread must be a power of two from 1024 to 16777216", v.c_str());
   return unsigned(n);
