@@ -807,9 +807,7 @@ static void test_recursion_deeper_than_the_stack(void **state)
 static void test_module_unloaded_and_loaded_again(void **state)
 {
     (void)state;
-    char *argv[] = {MRI_TESTAPP, "dlclose", MRI_PLUGIN, "4", NULL};
-    assert_int_equal(MRI_Init(), MRI_OK);
-    if (MRI_Application_Load(argv[0], argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    load("dlclose", MRI_PLUGIN, "4", NULL);
     MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
     MRI_Request_ID prof = MRI_Profile_Request(&ri, NULL, NULL, NULL);
     assert_true(prof > 0);
