@@ -560,6 +560,10 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
   leave(ts);
 }
 
+// The top frame's region back, once no instance beyond the stack is open
+// (Monitor_Region_Enter_Slow hid it when the first one was entered).
+inline void reveal_top_frame(ThreadState* ts) { ts->frames[kMaxDepth - 1].region = ts->hidden_region; }
+
 // An exit of a measured region that does not match the top frame, or with
 // the stack full: the exit of an instance entered beyond the stack's depth
 // (while instances beyond it are open, the innermost exits are theirs: a
@@ -570,7 +574,7 @@ __attribute__((noinline)) void exit_at_breakpoint(ThreadState* ts, uint32_t id) 
 // instance at all (an exit without an enter).
 __attribute__((noinline)) bool exit_unusual(ThreadState* ts, uint32_t id, uint64_t now) {
   if (ts->overflow > 0 && ts->depth == kMaxDepth) {
-    if (--ts->overflow == 0) ts->frames[kMaxDepth - 1].region = ts->hidden_region;
+    if (--ts->overflow == 0) reveal_top_frame(ts);
     return true;
   }
   int32_t k = int32_t(ts->depth) - 1;
@@ -635,7 +639,7 @@ namespace mri::monitor {
 void close_open_instances(ThreadState* ts) {
   if (!ts || ts == &g_unmonitored || ts->depth == 0) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
-  if (ts->overflow > 0 && ts->depth == kMaxDepth) ts->frames[kMaxDepth - 1].region = ts->hidden_region;
+  if (ts->overflow > 0 && ts->depth == kMaxDepth) reveal_top_frame(ts);
   ts->overflow = 0;  // the instances beyond the stack end unmeasured
   const uint64_t now = ticks();
   while (ts->depth > 0) {

@@ -788,7 +788,7 @@ void Monitor_Unregister_Module(const void* address_in_module) {
   };
   std::lock_guard<std::mutex> control(g.control_mutex);
   std::lock_guard<std::mutex> registry(g.registry_mutex);
-  std::erase_if(g.descriptors, [&](const Monitor_Region_Descriptor* d) { return in_module(d); });
+  std::erase_if(g.descriptors, in_module);
   std::erase_if(g.modules, in_module);
   for (auto& first : g.region_first)
     if (first && in_module(first)) first = nullptr;  // only its count is used; no pointer into the module kept
