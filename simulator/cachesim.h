@@ -92,6 +92,12 @@ std::string parse_config_file(const std::string& path, HierarchyConfig& out);
 // equal config. Pure; thread-safe.
 std::string format_config(const HierarchyConfig& config);
 
+// The bytes of tag arrays one hierarchy of `config` holds: one 8-byte tag
+// per line of every cache instance (a level shared by k cores has cores /
+// k instances; I1 is private). A validated config's sum fits in 64 bits.
+// Pure; thread-safe.
+uint64_t tag_bytes(const HierarchyConfig& config);
+
 // The data/unified caches of this machine: from hwloc when the library was
 // built with it (MRI_SIM_HAVE_HWLOC), else from sysconf(_SC_LEVEL1_DCACHE_*),
 // else the fallback "L1:32K,8,64;L2:1M,16,64;L3:8M,16,64,shared". cores is

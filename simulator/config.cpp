@@ -266,6 +266,17 @@ std::string parse_config(std::string_view text, HierarchyConfig& out) {
   return "";
 }
 
+uint64_t tag_bytes(const HierarchyConfig& config) {
+  auto level = [&config](const LevelConfig& l) {
+    const uint32_t sharing = l.shared_by == 0 ? config.cores : l.shared_by;
+    return uint64_t(config.cores / sharing) * (l.size_bytes / l.line_bytes) * sizeof(uint64_t);
+  };
+  uint64_t bytes = 0;
+  for (const LevelConfig& l : config.levels) bytes += level(l);
+  if (config.instruction_l1) bytes += level(*config.instruction_l1);
+  return bytes;
+}
+
 std::string parse_config_file(const std::string& path, HierarchyConfig& out) {
   // stdio rather than a stream: a stream opens a directory, then reads
   // nothing and reports no error, which left an empty config; fread says

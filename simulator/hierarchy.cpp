@@ -1007,16 +1007,9 @@ std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std:
   } catch (const std::bad_alloc&) {
     // A valid configuration can still be too large for this machine
     // (validate_config allows sizes up to 1 TiB a level).
-    uint64_t words = 0;
-    auto add = [&](const LevelConfig& l) {
-      const uint32_t per = l.shared_by == 0 ? config.cores : l.shared_by;
-      words += uint64_t(config.cores / per) * (l.size_bytes / l.line_bytes);
-    };
-    for (const LevelConfig& l : config.levels) add(l);
-    if (config.instruction_l1) add(*config.instruction_l1);
     if (error)
-      *error = "cannot allocate the simulated caches: " + std::to_string(words * 8 * parts) + " bytes of tags" +
-               (parts > 1 ? " (two parts)" : "");
+      *error = "cannot allocate the simulated caches: " + std::to_string(tag_bytes(config) * parts) +
+               " bytes of tags" + (parts > 1 ? " (two parts)" : "");
     return nullptr;
   }
   return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(engines), now, parts > 1 && deferred ? mask : 0));

@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -240,28 +239,13 @@ HierarchyConfig build_config(const Options& o, std::string* source) {
   return c;
 }
 
-// The bytes of tag arrays a hierarchy of `c` holds: one 8-byte tag per line
-// of every cache instance (a level shared by k cores has cores / k of them;
-// I1 is private). Sizes are validated (at most 1T a level, at most 1024
-// cores), so the sum fits in 64 bits.
-uint64_t tag_bytes(const HierarchyConfig& c) {
-  uint64_t bytes = 0;
-  for (const LevelConfig& l : c.levels) {
-    const uint32_t sharing = l.shared_by == 0 ? c.cores : l.shared_by;
-    bytes += uint64_t(c.cores / sharing) * (l.size_bytes / l.line_bytes) * sizeof(uint64_t);
-  }
-  if (c.instruction_l1)
-    bytes += uint64_t(c.cores) * (c.instruction_l1->size_bytes / c.instruction_l1->line_bytes) * sizeof(uint64_t);
-  return bytes;
-}
-
 // A configuration can pass validation and still be too large for this
 // machine's memory (an L1 of 1024G needs 128 GiB of tags): the library
-// then says so when it builds the caches, or throws std::bad_alloc as it
-// uses them (a monitor's bins).
+// then says so when it builds the caches (and add_monitor() when a
+// range's bins do not fit); this message adds the configuration.
 [[noreturn]] void cannot_allocate(const HierarchyConfig& c) {
   std::fprintf(stderr, "mri-cachesim: cannot allocate the simulated caches (%" PRIu64 " bytes of tags for %s)\n",
-               tag_bytes(c), mri::sim::format_config(c).c_str());
+               mri::sim::tag_bytes(c), mri::sim::format_config(c).c_str());
   std::exit(kExitUsage);
 }
 
@@ -303,21 +287,9 @@ int main(int argc, char** argv) {
   std::string source;
   const HierarchyConfig config = build_config(opt, &source);
   std::string error;
-  std::unique_ptr<mri::sim::Hierarchy> sim;
-  try {
-    sim = mri::sim::Hierarchy::create(config, &error);
-  } catch (const std::bad_alloc&) {
-    cannot_allocate(config);
-  }
-  if (!sim && error.rfind("cannot allocate", 0) == 0) cannot_allocate(config);  // the library's own check
+  const std::unique_ptr<mri::sim::Hierarchy> sim = mri::sim::Hierarchy::create(config, &error);
+  if (!sim && error.rfind("cannot allocate", 0) == 0) cannot_allocate(config);
   if (!sim) usage_error("configuration: " + error);
-  auto simulate = [&](const Access* batch, size_t n) {
-    try {
-      sim->simulate(0, batch, n);
-    } catch (const std::bad_alloc&) {
-      cannot_allocate(config);
-    }
-  };
 
   int monitor = -1;
   if (opt.have_range) {
@@ -338,12 +310,7 @@ int main(int argc, char** argv) {
     for (uint32_t level = 0; level < sim->levels(); ++level)
       for (uint32_t kind = 0; kind < mri::sim::kEventKinds; ++kind)
         spec.events.push_back({uint8_t(level), EventKind(kind)});
-    try {
-      monitor = sim->add_monitor(spec, &error);
-    } catch (const std::bad_alloc&) {
-      usage_error("--range: cannot allocate " + std::to_string(spec.bins) + " bins x " +
-                  std::to_string(spec.events.size()) + " events of counts");
-    }
+    monitor = sim->add_monitor(spec, &error);
     if (monitor < 0) usage_error("--range: " + error);
   }
 
@@ -383,9 +350,8 @@ int main(int argc, char** argv) {
   auto handle_line = [&](std::string_view line) {
     ++line_number;
     int r = mri::sim::parse_lackey_line(line, &batch[used], &error);
-    // The simulator works with the last byte, addr + size - 1: an access
-    // past 2^64 - 1 would wrap to address 0 and be counted as a reference
-    // that touches no line.
+    // No program makes an access past 2^64 - 1 (the simulator would end it
+    // at the top of the address space): such a line is malformed.
     if (r == 1 && batch[used].size - 1 > UINT64_MAX - batch[used].addr) {
       char text[96];
       std::snprintf(text, sizeof text, "access of %u bytes at 0x%" PRIx64 " runs past the end of the address space",
@@ -395,7 +361,7 @@ int main(int argc, char** argv) {
     }
     if (r < 0) line_error(error);
     if (r == 1 && ++used == kBatch) {
-      simulate(batch.data(), used);
+      sim->simulate(0, batch.data(), used);
       references += used;
       used = 0;
       if ((references & ((1u << 20) - 1)) < kBatch) progress.maybe_report(line_number, references);
@@ -425,7 +391,7 @@ int main(int argc, char** argv) {
     return kExitInput;
   }
   if (!partial.empty()) handle_line(partial);
-  if (used) simulate(batch.data(), used);
+  if (used) sim->simulate(0, batch.data(), used);
   references += used;
   progress.finish();
   if (!from_stdin) std::fclose(in);
