@@ -772,22 +772,37 @@ void Monitor_Unregister_Module(const void* address_in_module) {
   // Only an attached monitor touches descriptors after this (at a release,
   // a detach or the end). At the process's exit every module's destructors
   // come here too: after Monitor_Final they return at once; before it (the
-  // program's own, here) they drop the module's descriptors, and
-  // Monitor_Final disarms the rest (the slow paths do nothing once it ran).
+  // program's own, here) they drop the module's descriptors (or copy them,
+  // not yet published), and Monitor_Final disarms the rest (the slow paths
+  // do nothing once it ran).
   const uint32_t m = g.mode.load();
   if (m != kRunning && m != kStopped) return;
   Dl_info self;
   if (!address_in_module || dladdr(address_in_module, &self) == 0) return;
-  // A program that ends before its first region publishes its static
-  // information here first, with this module's regions in it (the tool is
-  // waiting for it, as Monitor_Final would).
-  if (m == kStopped && !g.published) publish_once();
   auto in_module = [&self](const void* p) {
     Dl_info info;
     return dladdr(p, &info) != 0 && info.dli_fbase == self.dli_fbase;
   };
   std::lock_guard<std::mutex> control(g.control_mutex);
   std::lock_guard<std::mutex> registry(g.registry_mutex);
+  if (!g.published) {
+    // Not published yet (a program that ends before its first region comes
+    // here from exit()): the module's regions are published later, by the
+    // first region or Monitor_Final, from copies that outlive the module.
+    // Publishing here instead would stop the program in its exit path,
+    // where the tool could release it and apply its requests before
+    // Monitor_Final ends it: requests in place for a program that never
+    // ran a region.
+    for (auto*& d : g.descriptors)
+      if (in_module(d)) {
+        auto* copy = new Monitor_Region_Descriptor(*d);  // reachable from g.descriptors for good
+        copy->name = d->name ? strdup(d->name) : nullptr;
+        copy->file = d->file ? strdup(d->file) : nullptr;
+        d = copy;
+      }
+    std::erase_if(g.modules, in_module);
+    return;
+  }
   std::erase_if(g.descriptors, in_module);
   std::erase_if(g.modules, in_module);
   for (auto& first : g.region_first)

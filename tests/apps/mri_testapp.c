@@ -31,8 +31,13 @@
  *                                     calls "child" (ROUTINE, ~40 additions) N times
  *   mri_testapp offload N M           the same, but "parent" creates a thread that
  *                                     calls "child" N times, and joins it
+ *   mri_testapp init_exit CODE        Monitor_Init() (waits for the tool's release),
+ *                                     then exit(CODE) before any region
+ *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
+ *                                     the first region (its regions are not yet
+ *                                     published), then N "step"s in "main"
  *
- * Every mode is wrapped in region "main" (PROGRAM).
+ * Every other mode is wrapped in region "main" (PROGRAM).
  */
 #define _GNU_SOURCE
 #include <mri_monitor.h>
@@ -211,6 +216,15 @@ static plugin_fn load_plugin(const char *path, void **module)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "init_exit") == 0) {
+        Monitor_Init();
+        exit(arg_int(argc, argv, 2));
+    }
+    if (argc == 4 && strcmp(argv[1], "early_dlclose") == 0) {
+        void *module;
+        if (!load_plugin(argv[2], &module)) return 3;
+        dlclose(module);
+    }
     MONITOR_ENTER(r_main);
     if (argc < 2) {
         fprintf(stderr, "usage: mri_testapp MODE ...\n");
@@ -324,6 +338,9 @@ int main(int argc, char **argv)
         if (!work) return 3;
         int n = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) work(i);
+    } else if (strcmp(mode, "early_dlclose") == 0) {
+        int n = arg_int(argc, argv, 3);
+        for (int i = 0; i < n; ++i) one_step(0);
     } else if (strcmp(mode, "dlclose") == 0) {
         if (argc < 4) return 2;
         int n = arg_int(argc, argv, 3);

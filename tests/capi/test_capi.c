@@ -824,6 +824,29 @@ static void test_module_unloaded_and_loaded_again(void **state)
     assert_int_equal(profile_of(p, "plugin_work")->instances, 8);
 }
 
+/* A module loaded and unloaded before the first region, while its regions
+ * wait to be published with the rest: they are published from copies that
+ * outlive the module (its name and file read back), and the program runs
+ * on. (They were published at the unload before, which, coming from a
+ * program's exit, let the tool release it with its requests in place.) */
+static void test_module_unloaded_before_publication(void **state)
+{
+    (void)state;
+    load("early_dlclose", MRI_PLUGIN, "3", NULL);
+    MRI_Region_Spec plugin = region("plugin_work");
+    MRI_Region_Info info;
+    assert_int_equal(MRI_Get_Region_Info(&plugin, &info), MRI_OK);
+    assert_string_equal(info.name, "plugin_work");
+    assert_non_null(strstr(info.file, "mri_plugin.c"));
+    MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    assert_int_equal((long)agg_total(steps), 3);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.exit_code, 0);
+    assert_int_equal(st.regions_dropped, 0);
+}
+
 /* An exit without an enter is ignored, also when it is the breakpoint's:
  * three stray exits of "step", then one step, stop once. */
 static void test_stray_exit_is_no_breakpoint(void **state)
@@ -933,6 +956,7 @@ int main(void)
         cmocka_unit_test_teardown(test_second_program_is_not_monitored, teardown),
         cmocka_unit_test_teardown(test_recursion_deeper_than_the_stack, teardown),
         cmocka_unit_test_teardown(test_module_unloaded_and_loaded_again, teardown),
+        cmocka_unit_test_teardown(test_module_unloaded_before_publication, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,13 +3,15 @@
 # the program cannot be monitored or the request cannot be met:
 #   - the program ends before its first region (gauss -n 0 exits 2 on the
 #     bad matrix order): mri says so with the program's exit status, and
-#     ends with it;
+#     ends with it; the same when the program was released with the
+#     requests in place and exited before any region (mri_testapp
+#     init_exit: Monitor_Init(), then exit());
 #   - an event of a cache level the simulated hierarchy lacks, and an empty
 #     --config, are refused before the program runs (status 2).
 #
-#   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- WORKDIR
+#   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- TESTAPP WORKDIR
 set -uo pipefail
-mri=$1 gauss=$2 cachesim=$3 work=$4
+mri=$1 gauss=$2 cachesim=$3 testapp=$4 work=$5
 [[ $cachesim == - ]] && cachesim=
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -33,6 +35,11 @@ ended_early() {  # ended_early PROGRAM MRI-ARGS...
   done
 }
 ended_early "$gauss" profile
+for code in 3 0; do  # 0: nothing was measured all the same (status 1)
+  run $((code ? code : 1)) profile -- "$testapp" init_exit $code
+  grep -qF "mri: $testapp exited with status $code before any instance of a monitored region ended: nothing was measured" err.txt ||
+    { cat out.txt err.txt; fail "mri profile -- $testapp init_exit $code: no clear message"; }
+done
 
 if [[ -z $cachesim ]]; then
   echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"

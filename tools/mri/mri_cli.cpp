@@ -250,6 +250,13 @@ int program_end(const MRI_Application_Status_Info& st, std::string& how) {
   return st.exit_code;
 }
 
+// Whether the program was killed by a signal (it has ended).
+bool killed() {
+  MRI_Application_Status_Info st;
+  return MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED &&
+         st.reason == MRI_STOP_SIGNALED;
+}
+
 // Ends the run and returns the program's exit status for ours. Warns about
 // what was not monitored; when the program was killed by a signal, says so
 // with `killed_note` (what the results hold then; "" for nothing more).
@@ -272,17 +279,26 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
 }
 
 // The program ended before the requests took effect (it ended before its
-// first region, e.g. on bad arguments): says so with the program's own
-// exit status, and ends mri with that status (1 when the program's was 0:
-// nothing was measured).
-[[noreturn]] void ended_before_monitoring(const char* program) {
+// first region, e.g. on bad arguments, or declares none), or, `applied`,
+// exited with them in place before any instance of a requested region
+// ended: says so with the program's own exit status, and ends mri with that
+// status (1 when the program's was 0: nothing was measured).
+[[noreturn]] void ended_before_monitoring(const char* program, bool applied = false) {
   MRI_Wait();  // returns at once; but only then is the exit status collected
   MRI_Application_Status_Info st;
   std::string how = "ended";
   int code = 1;
   if (MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED) code = program_end(st, how);
-  std::fprintf(stderr, "mri: %s %s before monitoring took effect (before its first monitored region): nothing was "
-               "measured\n", program, how.c_str());
+  MRI_Region_Table regions{};
+  if (MRI_Get_Regions(&regions) == MRI_OK && regions.nr_Elements == 0)
+    std::fprintf(stderr, "mri: %s %s and has no monitored region (it declares none, or they were not "
+                 "published): nothing was measured\n", program, how.c_str());
+  else if (applied)
+    std::fprintf(stderr, "mri: %s %s before any instance of a monitored region ended: nothing was measured\n",
+                 program, how.c_str());
+  else
+    std::fprintf(stderr, "mri: %s %s before monitoring took effect (before its first monitored region): nothing was "
+                 "measured\n", program, how.c_str());
   MRI_Finalize();
   std::exit(code == 0 ? 1 : code);
 }
@@ -613,6 +629,12 @@ int cmd_profile(int argc, char** argv) {
   if (MRI_Get_Data(req, &data) != MRI_OK) die("results");
   auto* prof = static_cast<MRI_Histogram_Profile_Results*>(data);
   if (!prof->active) ended_before_monitoring(prog[0]);
+  // Applied, but the program exited before any region instance ended
+  // (e.g. Monitor_Init() first thing, then exit() on a bad argument). A
+  // killed program's note comes from final_status().
+  bool measured = false;
+  for (int e = 0; e < prof->nr_Elements && !measured; ++e) measured = prof->element[e].instances > 0;
+  if (!measured && !killed()) ended_before_monitoring(prog[0], true);
 
   int nthreads = prof->nr_Elements ? prof->element[0].nr_Active_Objects : 0;
   std::vector<Row> rows;
@@ -1221,6 +1243,13 @@ int cmd_hist(int argc, char** argv) {
   MRI_Data_Structure_Table vt{&ds, data.empty() ? 0 : 1};
   const MRI_Request_ID req = MRI_Histogram_Request(&ri, &rt, nullptr, &vt, &bins);
   if (req < 0) die("histogram request");
+  // The instances of those regions: whether the histogram counted anything
+  // at all (the program may end before its first region even after the
+  // request was applied, at a release that came as it was ending).
+  MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
+  MRI_Aggregation_Spec sum{MRI_SUM, MRI_PER_PROCESS};
+  const MRI_Request_ID instances_req = MRI_Aggregate_Request(&n, &rt, nullptr, nullptr, &sum);
+  if (instances_req < 0) die("instance count request");
   start(prog[0]);
   for (;;) {
     const int st = MRI_Wait();
@@ -1231,7 +1260,16 @@ int cmd_hist(int argc, char** argv) {
   void* p = nullptr;
   if (MRI_Get_Data(req, &p) != MRI_OK) die("histogram results");
   const auto* h = static_cast<const MRI_Histogram_Request_Results*>(p);
+  void* q = nullptr;
+  if (MRI_Get_Data(instances_req, &q) != MRI_OK) die("instance counts");
+  const auto* inst = static_cast<const MRI_Aggregate_Request_Results*>(q);
+  unsigned long long instances = 0;
+  for (int e = 0; e < inst->nr_Elements; ++e) instances += inst->element[e].count;
   if (!h->active) ended_before_monitoring(prog[0]);
+  if (instances == 0 && !killed()) {
+    if (region_names.empty()) ended_before_monitoring(prog[0], true);
+    std::fprintf(stderr, "mri: warning: no instance of the --region regions ended: the histogram counted nothing\n");
+  }
   char caches[1024];
   if (MRI_Get_Cache_Configuration(caches, sizeof caches) != MRI_OK) caches[0] = '\0';
   std::string where;

@@ -48,6 +48,11 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
+ *   mri_cacheapp init_exit CODE
+ *
+ * Registers A, calls Monitor_Init() (waits for the tool's release) and
+ * exits with CODE before any region.
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -272,6 +277,12 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 3 && strcmp(argv[1], "init_exit") == 0) {
+        if (MONITOR_DATA(A, sizeof A) != 0)
+            return 1;
+        Monitor_Init();
+        exit(atoi(argv[2]));
+    }
     if (argc == 3 && strcmp(argv[1], "fork") == 0) {
         const int rounds = atoi(argv[2]);
         if (rounds < 1) {
@@ -292,7 +303,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle | overlap | vector\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }

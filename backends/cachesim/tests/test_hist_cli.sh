@@ -2,7 +2,9 @@
 # `mri hist` on mri_cacheapp (two sweeps of A, one thread): the CSV must have
 # 16 bins of 4096 bytes over A, each with 2 x 64 L1 read misses (every line
 # of A misses once per sweep with a 32 KiB L1); the SVG must name A; bad
-# metric, data structure and bin counts must fail with a clear message.
+# metric, data structure and bin counts must fail with a clear message; a
+# program that exits before any region, and a --region that never runs, are
+# said so.
 # Usage: test_hist_cli.sh MRI CACHEAPP WORKDIR
 set -euo pipefail
 mri=$1 app=$2 dir=$3
@@ -72,4 +74,16 @@ expect_error "--bins: '2000' is not a bin count" --metric L1_DATA_READ_MISS --bi
 expect_error "at most one bin per byte" --metric L1_DATA_READ_MISS --data C --bins 100 -- "$app" sweep 1 1
 expect_error "L2: 48 sets is not a power of two" --metric L1_DATA_READ_MISS --config "L1:32K,8,64;L2:48K,16,64" -- "$app" sweep 1 1
 expect_error "hist needs --metric" -- "$app" sweep 1 1
+
+# The request applied at the release, but the program exits before any
+# region (Monitor_Init(), then exit(3)): said so, with its status; and a
+# --region that never ran is warned about, its empty histogram printed.
+status=0
+"$mri" hist --metric L1_DATA_READ_MISS --data A -- "$app" init_exit 3 > "$dir/init.out" 2>&1 || status=$?
+[ "$status" = 3 ] && grep -qF "exited with status 3 before any instance of a monitored region ended: nothing was measured" \
+  "$dir/init.out" || { cat "$dir/init.out"; fail "init_exit 3: status $status, or no clear message"; }
+"$mri" hist --metric L1_DATA_READ_MISS --data A --region fresh -- "$app" sweep 1 1 > "$dir/fresh.out" 2>&1 ||
+  { cat "$dir/fresh.out"; fail "--region fresh (never run)"; }
+grep -qF "mri: warning: no instance of the --region regions ended: the histogram counted nothing" "$dir/fresh.out" &&
+  grep -q "total 0" "$dir/fresh.out" || { cat "$dir/fresh.out"; fail "--region fresh: no warning, or a count"; }
 echo "mri hist: CSV, SVG and errors as expected"
