@@ -470,13 +470,14 @@ void apply_requests() {
   g.traces = g.plan_traces.data();
 }
 
-void handle_command(uint32_t seq) {
+// handle_command() with the control mutex held; true when the program was
+// released (its threads are to be woken).
+bool handle_command_locked(uint32_t seq) {
   proto::ToolControl& tc = g.view.header()->tool;
   const uint32_t cmd = sync::load(tc.cmd);
   const int32_t breakpoint = sync::load(tc.breakpoint);
-  std::lock_guard<std::mutex> lock(g.control_mutex);
   const uint32_t m = g.mode.load();
-  if (m != kRunning && m != kStopped) return;
+  if (m != kRunning && m != kStopped) return false;
   switch (proto::Command(cmd)) {
     case proto::Command::kRun: {
       if (m != kStopped) {
@@ -494,12 +495,10 @@ void handle_command(uint32_t seq) {
         __atomic_store_n(&d->armed, id < g.plan_count ? g.plan[id].armed : 0, __ATOMIC_RELAXED);
       }
       g.mode.store(kRunning, std::memory_order_seq_cst);
-      sync::bump(g.run_generation);
-      sync::futex_wake_private(&g.run_generation);
-      return;
+      return true;
     }
     case proto::Command::kStop:
-      if (m == kRunning && try_stop_world(StopReason::kStopRequest, -1, nullptr, seq)) return;
+      if (m == kRunning && try_stop_world(StopReason::kStopRequest, -1, nullptr, seq)) return false;
       break;
     case proto::Command::kTerminate: {
       uint32_t expected = m;
@@ -518,6 +517,19 @@ void handle_command(uint32_t seq) {
   }
   // Acknowledge commands that changed nothing so the tool's wait ends.
   publish_ack(seq);
+  return false;
+}
+
+// A run command: the threads parked at the gate are woken once the control
+// mutex is free again, so that the first thing they do (publishing a
+// function region found by unwinding takes it) does not wait for the
+// control thread.
+void handle_command(uint32_t seq) {
+  std::unique_lock<std::mutex> lock(g.control_mutex);
+  if (!handle_command_locked(seq)) return;
+  lock.unlock();
+  sync::bump(g.run_generation);
+  sync::futex_wake_private(&g.run_generation);
 }
 
 void* control_main(void*) {

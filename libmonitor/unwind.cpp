@@ -48,11 +48,14 @@ namespace {
 // Takes the control mutex from inside the slow path. Its holder may be
 // about to wait for this thread to leave the slow path, but every such
 // holder first moves the mode away from kRunning: the thread gives up then
-// (and after 10 ms in any case). Until then the holder is one that
-// releases it soon (the release of a run command just woke the threads,
-// another thread registering a region or a data structure).
+// (and after a second in any case, a safety net only). Until then the
+// holder is one that releases it soon (another thread registering a region
+// or a data structure; the control thread wakes the threads of a release
+// only after unlocking). Soon, that is, unless the host stalls the holder:
+// a 10 ms limit once made every instance of a program's first burst give
+// up on a busy machine, attributed to the caller's region.
 bool lock_control_in_slow_path() {
-  const uint64_t deadline = sync::monotonic_ns() + 10'000'000;
+  const uint64_t deadline = sync::monotonic_ns() + 1'000'000'000;
   while (!g.control_mutex.try_lock()) {
     if (g.mode.load(std::memory_order_acquire) != kRunning || sync::monotonic_ns() > deadline) return false;
     sched_yield();
