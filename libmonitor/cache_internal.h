@@ -2,6 +2,8 @@
 // simulated cache events (cache.cpp), as the rest of libmonitor calls them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +58,8 @@ void cache_after_fork();
 // cache_worker.cpp. Starts the simulation thread where it is wanted (once,
 // when the simulator is created); whether batches go to it.
 bool cache_start_worker();
+// The simulation thread's kernel thread id, 0 while there is none.
+pid_t cache_worker_tid();
 // Hands a batch of part `part` of the simulator (kAllParts: all of it) to
 // the simulation thread, or simulates it at once: part 0 of a split
 // simulator always, and every batch where there is no simulation thread

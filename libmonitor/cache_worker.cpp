@@ -179,7 +179,10 @@ std::once_flag g_worker_once;
 // cache_after_fork.)
 std::atomic<bool> g_async{false};
 
+std::atomic<pid_t> g_worker_tid{0};
+
 void* worker_main(void*) {
+  g_worker_tid.store(gettid(), std::memory_order_relaxed);
   // The program's signals are for its own threads.
   sigset_t all;
   sigfillset(&all);
@@ -218,6 +221,8 @@ void start_worker() {
 }
 
 }  // namespace
+
+pid_t cache_worker_tid() { return g_worker_tid.load(std::memory_order_relaxed); }
 
 bool cache_start_worker() {
   std::call_once(g_worker_once, start_worker);

@@ -437,6 +437,8 @@ ThreadState* swap_thread_state(ThreadState* ts) {
   return before;
 }
 
+void never_monitor_this_thread() { t_state = &g_unmonitored; }
+
 ThreadState* current_thread_state() {
   ThreadState* ts = t_state;
   if (ts == &g_unmonitored) return nullptr;

@@ -363,6 +363,9 @@ void thread_ended(const ThreadState* ts);
 // Makes `ts` the calling thread's monitor state; returns the previous one
 // (overhead calibration runs the real slow paths on a private state).
 ThreadState* swap_thread_state(ThreadState* ts);
+// The calling thread (one of the monitor's own) is never monitored: it
+// gets no ThreadState, no row in the results.
+void never_monitor_this_thread();
 
 // compensation.cpp
 // At start-up (in publish_once, before the control thread exists and while

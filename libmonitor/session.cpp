@@ -1,6 +1,7 @@
 // session.cpp - the MCC's connection to the tool: attaching to the segment,
 // publishing static information, the control thread that executes the
 // tool's commands, stopping the world, detaching.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <linux/membarrier.h>
 #include <poll.h>
@@ -532,13 +533,52 @@ void handle_command(uint32_t seq) {
   sync::futex_wake_private(&g.run_generation);
 }
 
+// The state letter of a thread of this process ('R', 'S', 'Z', ...), from
+// /proc/self/task/TID/stat; 0 when it cannot be read (the thread is gone).
+char task_state(pid_t tid) {
+  char path[64], text[512];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/stat", int(tid));
+  FILE* f = std::fopen(path, "re");
+  if (!f) return 0;
+  const size_t n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  text[n] = '\0';
+  const char* paren = std::strrchr(text, ')');  // the name may hold anything
+  return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+// Whether every thread of the program has ended and only the monitor's
+// own (this control thread, the simulation thread) keep the process
+// alive: its main thread called pthread_exit() (it stays a zombie while
+// the process lives), and the others have ended too. Without the monitor
+// the process would have ended then, as by exit(0).
+bool program_threads_gone(pid_t control_tid) {
+  if (task_state(getpid()) != 'Z') return false;  // one file read while main runs
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return false;
+  bool gone = true;
+  while (const dirent* e = readdir(dir)) {
+    const pid_t tid = pid_t(std::atoi(e->d_name));
+    if (tid <= 0 || tid == control_tid || tid == cache_worker_tid()) continue;
+    const char state = task_state(tid);
+    if (state != 0 && state != 'Z' && state != 'X') {
+      gone = false;
+      break;
+    }
+  }
+  closedir(dir);
+  return gone;
+}
+
 void* control_main(void*) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   pthread_setname_np(pthread_self(), "mri-control");
+  never_monitor_this_thread();  // exit() may run here (below): no row for this thread
+  const pid_t self = gettid();
   proto::ToolControl& tc = g.view.header()->tool;
-  for (;;) {
+  for (uint32_t polls = 0;; ++polls) {
     const uint32_t m = g.mode.load();
     if (m == kDetached || m == kFinished) return nullptr;
     const uint32_t seq = sync::load(tc.cmd_seq);
@@ -548,6 +588,10 @@ void* control_main(void*) {
       continue;
     }
     sync::futex_wait_shared(&tc.cmd_seq, seq, kControlPollNs);
+    // Every tenth poll (100 ms): a program whose threads have all ended
+    // ends here, as the last of them would have ended it (atexit handlers,
+    // Monitor_Final among them, then exit status 0).
+    if (polls % 10 == 9 && program_threads_gone(self)) std::exit(0);
     if (!tool_is_alive()) {
       char why[96];
       std::snprintf(why, sizeof why, "tool (pid %u) is gone", g.tool_pid);

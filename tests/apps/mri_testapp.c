@@ -31,6 +31,8 @@
  *                                     calls "child" (ROUTINE, ~40 additions) N times
  *   mri_testapp offload N M           the same, but "parent" creates a thread that
  *                                     calls "child" N times, and joins it
+ *   mri_testapp pthread_exit N        a thread runs N "step"s of 2 ms while the main
+ *                                     thread leaves "main" and calls pthread_exit()
  *   mri_testapp init_exit CODE        Monitor_Init() (waits for the tool's release),
  *                                     then exit(CODE) before any region
  *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
@@ -151,6 +153,15 @@ static void *nested_thread(void *p)
 {
     const int n = *(const int *)p;
     for (int i = 0; i < n; ++i) one_step(0);
+    return NULL;
+}
+
+/* The pthread_exit mode's thread: N slow steps, so that the main thread
+ * has ended before it does. */
+static void *late_thread(void *p)
+{
+    const int n = *(const int *)p;
+    for (int i = 0; i < n; ++i) one_step(2);
     return NULL;
 }
 
@@ -357,6 +368,13 @@ int main(int argc, char **argv)
         int n = arg_int(argc, argv, 2);
         for (int i = 0; i < n; ++i) MONITOR_EXIT(r_step);
         one_step(0);
+    } else if (strcmp(mode, "pthread_exit") == 0) {
+        static int n; /* the thread reads it after main has ended */
+        n = arg_int(argc, argv, 2);
+        pthread_t th;
+        if (pthread_create(&th, NULL, late_thread, &n) != 0) return 1;
+        MONITOR_EXIT(r_main);
+        pthread_exit(NULL);
     } else if (strcmp(mode, "parallel") == 0) {
         pthread_t th[2];
         for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);

@@ -847,6 +847,26 @@ static void test_module_unloaded_before_publication(void **state)
     assert_int_equal(st.regions_dropped, 0);
 }
 
+/* The main thread ends with pthread_exit() while another thread runs on:
+ * the program ends when that thread has ended, with status 0, as it does
+ * without the monitor (whose control thread kept it alive for ever). */
+static void test_main_thread_pthread_exit(void **state)
+{
+    (void)state;
+    load("pthread_exit", "10", NULL);
+    MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_count = aggregate(MRI_NUMBER_OF_INSTANCES, "main", MRI_SUM, MRI_PER_PROCESS);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    const int st = MRI_Wait_Timeout(60000);
+    if (st != MRI_APPLICATION_TERMINATED) fail_msg("the program did not end (status %d)", st);
+    assert_int_equal((long)agg_total(steps), 10);
+    assert_int_equal((long)agg_total(main_count), 1);
+    MRI_Application_Status_Info info;
+    MRI_Get_Application_Status(&info);
+    assert_int_equal(info.reason, MRI_STOP_EXITED);
+    assert_int_equal(info.exit_code, 0);
+}
+
 /* An exit without an enter is ignored, also when it is the breakpoint's:
  * three stray exits of "step", then one step, stop once. */
 static void test_stray_exit_is_no_breakpoint(void **state)
@@ -957,6 +977,7 @@ int main(void)
         cmocka_unit_test_teardown(test_recursion_deeper_than_the_stack, teardown),
         cmocka_unit_test_teardown(test_module_unloaded_and_loaded_again, teardown),
         cmocka_unit_test_teardown(test_module_unloaded_before_publication, teardown),
+        cmocka_unit_test_teardown(test_main_thread_pthread_exit, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
