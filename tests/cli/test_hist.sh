@@ -6,12 +6,14 @@
 #     ends with it; the same when the program was released with the
 #     requests in place and exited before any region (mri_testapp
 #     init_exit: Monitor_Init(), then exit());
+#   - a program without any region (mri_noregions): mri profile says it has
+#     none (status 1: nothing measured), mri regions lists none and says so;
 #   - an event of a cache level the simulated hierarchy lacks, and an empty
 #     --config, are refused before the program runs (status 2).
 #
-#   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- TESTAPP WORKDIR
+#   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- TESTAPP NOREGIONS WORKDIR
 set -uo pipefail
-mri=$1 gauss=$2 cachesim=$3 testapp=$4 work=$5
+mri=$1 gauss=$2 cachesim=$3 testapp=$4 noregions=$5 work=$6
 [[ $cachesim == - ]] && cachesim=
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -40,6 +42,13 @@ for code in 3 0; do  # 0: nothing was measured all the same (status 1)
   grep -qF "mri: $testapp exited with status $code before any instance of a monitored region ended: nothing was measured" err.txt ||
     { cat out.txt err.txt; fail "mri profile -- $testapp init_exit $code: no clear message"; }
 done
+run 1 profile -- "$noregions"
+grep -qF "mri: $noregions exited with status 0 and has no monitored region" err.txt ||
+  { cat out.txt err.txt; fail "mri profile -- $noregions: no clear message"; }
+run 0 regions -- "$noregions"
+[[ $(grep -vc "no region here" out.txt) == 1 ]] || { cat out.txt; fail "mri regions -- $noregions: more than the header"; }
+grep -qF "mri: $noregions published no region at its start" err.txt ||
+  { cat err.txt; fail "mri regions -- $noregions: no note"; }
 
 if [[ -z $cachesim ]]; then
   echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"

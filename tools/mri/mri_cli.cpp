@@ -930,6 +930,9 @@ int cmd_regions(int argc, char** argv) {
   for (int r = 0; r < t.nr_Elements; ++r)
     std::printf("%-28s  %-13s  %s\n", region_name(t.region[r]).c_str(), MRI_Region_Type_Name(t.region[r].type),
                 location(t.region[r]).c_str());
+  if (t.nr_Elements == 0)
+    std::fprintf(stderr, "mri: %s published no region at its start (it declares none, or only C++ scopes and "
+                 "dlopen()ed modules, published when they first run: `mri profile` shows those)\n", argv[i]);
   MRI_Application_Finish();
   MRI_Finalize();
   return 0;
