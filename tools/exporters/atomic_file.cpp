@@ -59,6 +59,19 @@ unsigned current_umask() {
   return 022;
 }
 
+std::string follow_symlinks(std::string path) {
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit (ELOOP)
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+    std::vector<char> text(size_t(st.st_size > 0 ? st.st_size : 4095) + 1);
+    const ssize_t n = ::readlink(path.c_str(), text.data(), text.size());
+    if (n <= 0 || size_t(n) >= text.size()) return path;
+    const std::string target(text.data(), size_t(n));
+    path = target[0] == '/' ? target : directory_of(path) + "/" + target;
+  }
+  return path;
+}
+
 AtomicFile::~AtomicFile() { abandon(); }
 
 bool AtomicFile::open(const std::string& final_path, std::string& error) {
@@ -75,14 +88,16 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
     error = "cannot write " + final_path + ": it exists and is not a regular file";
     return false;
   }
-  // The temporary file lives in the target directory so that the final
-  // rename(2) stays within one file system and is atomic.
-  std::string pattern = directory_of(final_path) + "/." + base_name_of(final_path) + ".tmp-XXXXXX";
+  // A symbolic link keeps pointing where it did: the file it names is
+  // replaced. The temporary file lives in that file's directory so that
+  // the final rename(2) stays within one file system and is atomic.
+  target_path_ = follow_symlinks(final_path);
+  std::string pattern = directory_of(target_path_) + "/." + base_name_of(target_path_) + ".tmp-XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) {
-    error = io_error("cannot create a file in", directory_of(final_path), errno);
+    error = io_error("cannot create a file in", directory_of(target_path_), errno);
     return false;
   }
   // mkostemp creates mode 0600; give the result the mode a plain creat()
@@ -133,7 +148,7 @@ bool AtomicFile::commit(std::string& error) {
   if (error_.empty() && ::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) latch("cannot sync", errno);
   if (::close(fd_) != 0 && error_.empty()) latch("cannot close", errno);
   fd_ = -1;
-  if (error_.empty() && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+  if (error_.empty() && ::rename(temp_path_.c_str(), target_path_.c_str()) != 0) {
     latch("cannot rename the finished file to", errno);
   }
   if (!error_.empty()) {

@@ -18,9 +18,13 @@ std::string base_name_of(const std::string& path);
 std::string io_error(const std::string& what, const std::string& path, int err);
 // The process's file creation mask, read without changing it.
 unsigned current_umask();
+// `path` with its symbolic links followed (a relative link is taken from
+// the link's directory; a dangling link gives the file it would create);
+// `path` itself when it is no link.
+std::string follow_symlinks(std::string path);
 
 // Writes to "<dir>/.<name>.tmp-XXXXXX" and renames it to `final_path` in
-// commit(). The destructor removes the temporary file unless commit()
+// commit() (to the file it names when it is a symbolic link). The destructor removes the temporary file unless commit()
 // succeeded. Every failed write(2)/fsync/close is latched as the first
 // error (with the final path and strerror); later writes are dropped.
 // Not thread safe.
@@ -62,7 +66,8 @@ class AtomicFile {
   void latch(const std::string& what, int err);
 
   int fd_ = -1;
-  std::string final_path_;
+  std::string final_path_;   // as given: the messages name it
+  std::string target_path_;  // final_path_ with its symbolic links followed
   std::string temp_path_;
   std::vector<char> buffer_;
   size_t used_ = 0;

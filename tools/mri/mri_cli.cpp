@@ -1045,7 +1045,10 @@ bool write_file(const std::string& path, const std::string& text, std::string& e
   const int e = errno;
   if (std::fclose(f) != 0 || !ok) {
     error = std::strerror(ok ? errno : e);
-    if (regular && ::unlink(path.c_str()) == 0) error += " (the partial file was removed)";
+    // Through a symbolic link the partial file is the one it names.
+    char* real = regular ? ::realpath(path.c_str(), nullptr) : nullptr;
+    if (real && ::unlink(real) == 0) error += " (the partial file was removed)";
+    std::free(real);
     return false;
   }
   return true;

@@ -65,6 +65,33 @@ TEST(OutputErrors, PathIsADirectory) {
   EXPECT_EQ(error, "cannot write " + (dir / "d") + ": it exists and is not a regular file");
 }
 
+// A symbolic link as the output path keeps pointing where it did: the file
+// it names gets the output (a relative link into another directory, and a
+// dangling one, which creates its file).
+TEST(OutputPaths, SymbolicLinkKeepsPointingAtItsFile) {
+  ScratchDir dir;
+  ::mkdir((dir / "runs").c_str(), 0755);
+  { std::ofstream(dir / "runs/old.out") << "old"; }
+  ASSERT_EQ(::symlink("runs/old.out", (dir / "latest.out").c_str()), 0);
+  ASSERT_EQ(::symlink("runs/new.vtf", (dir / "trace.vtf").c_str()), 0);
+  std::string error;
+  ASSERT_TRUE(write_callgrind(dir / "latest.out", Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error)) << error;
+  auto vtf3 = make_vtf3_writer();
+  ASSERT_TRUE(vtf3->begin(dir / "trace.vtf", testing::sample_definitions(1), error)) << error;
+  ASSERT_TRUE(vtf3->finish(error)) << error;
+  struct stat st;
+  for (const char* link : {"latest.out", "trace.vtf"}) {
+    ASSERT_EQ(::lstat((dir / link).c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode)) << link << " was replaced by a file";
+  }
+  std::ifstream in(dir / "runs/old.out");
+  const std::string first((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(first.rfind("# callgrind format", 0), 0u) << "the link's file holds: " << first;
+  ASSERT_EQ(::stat((dir / "runs/new.vtf").c_str(), &st), 0) << "the dangling link's file was not created";
+  EXPECT_GT(st.st_size, 0);
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"latest.out", "runs", "trace.vtf"}));
+}
+
 // --- the writers against a failing file system ----------------------------
 
 std::vector<TraceEvent> many_events(size_t count) {
