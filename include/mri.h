@@ -497,7 +497,10 @@ int MRI_Get_Data(MRI_Request_ID request, void **results);
  * MRI_Wait() returns only after the final call-back returned, so every
  * record has been delivered (or counted as discarded) by then.
  * Without a call-back, records stay in the tool-side buffer and any one
- * thread of the tool may fetch them at any time.
+ * thread of the tool may fetch them at any time. While the application is
+ * stopped or after it terminated, the Get functions first move in what the
+ * threads' rings hold when the buffer runs empty: taking records until none
+ * come then yields every record written before the stop or the end.
  *
  * MRI_Register_Call_Back_Function: NULL unregisters. Errors: not initialised.
  * MRI_Get_First_Trace_Record: the oldest record not yet delivered, or NULL

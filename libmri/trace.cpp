@@ -80,6 +80,19 @@ bool ended_application() {
   return child_exited();
 }
 
+// Whether the application is stopped after the tool's last command (at a
+// breakpoint or MRI_Stop, or still at the load): its threads are parked
+// and wrote what they had before parking, so the rings only shrink. Read
+// from the segment: a call-back may ask without Session::mu.
+bool stopped_application() {
+  const proto::Header* h = t.view.header();
+  const uint32_t seq = sync::load(h->app.status_seq);
+  if (seq & 1) return false;  // being written: not known to be stopped
+  const bool stopped = sync::load(h->app.state) == uint32_t(proto::AppState::kStopped) &&
+                       sync::load(h->app.ack_cmd_seq) == sync::load(h->tool.cmd_seq);
+  return stopped && sync::load(h->app.status_seq) == seq;
+}
+
 // Moves what fits from the rings into the buffer. Returns the number of
 // records moved; *rings_empty tells whether every ring is empty now. With
 // t.mu held (the collector's thread, or a tool thread taking records).
@@ -239,14 +252,17 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
 // ended, when the buffer runs empty, what the rings still hold is moved in
 // first: when the buffer was full as the application ended, MRI_Wait()
 // returns with records left in the rings (nothing more could move), and a
-// tool that took until nothing came would have left them there. (Not
-// while it runs: a call-back that takes until nothing comes must return.)
+// tool that took until nothing came would have left them there. The same
+// while it is stopped: the collector moves records only every 2 ms, so a
+// tool that took records as soon as MRI_Wait() returned at a breakpoint
+// would have found none of the records written before it. (Not while it
+// runs: a call-back that takes until nothing comes must return.)
 int take_records(MRI_Trace_Element_Spec* out, int max) {
   int n = 0;
   bool refilled = false;
   while (n < max) {
     if (t.next == t.buffer.size()) {
-      if (refilled || !t.running || !t.view.base || !ended_application()) break;
+      if (refilled || !t.running || !t.view.base || !(ended_application() || stopped_application())) break;
       bool rings_empty = true;
       refilled = true;
       if (collect_locked(&rings_empty) == 0) break;

@@ -203,6 +203,43 @@ static void test_records_taken_after_the_end_without_a_call_back(void **state)
     }
 }
 
+/* Without a call-back, at each breakpoint: the tool takes the records as
+ * soon as MRI_Wait() returns, until nothing comes, and has every record
+ * written before the stop (they were in the rings until the collector's
+ * next poll, up to 2 ms later, so the tool often found none). */
+static void test_records_taken_at_a_stop_without_a_call_back(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "steps", "21", "0", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    for (int k = 1; k <= 20; ++k) {
+        assert_int_equal(MRI_Start_Stop(&step_region), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        MRI_Trace_Element_Spec chunk[16];
+        int n;
+        while ((n = MRI_Get_Trace_Records(chunk, 16)) > 0)
+            for (int i = 0; i < n; ++i) account(&chunk[i]);
+        assert_int_equal(n, 0);
+        /* main entered; k steps with two inner each entered and left. */
+        assert_int_equal(seen[0].enters, 1 + 3 * k);
+        assert_int_equal(seen[0].exits, 3 * k);
+        assert_int_equal(seen[0].misnested, 0);
+        MRI_Trace_Statistics st = stats_of(0);
+        assert_int_equal(st.buffered, 0);
+        assert_int_equal(st.delivered, st.emitted);
+    }
+    /* The record functions one at a time, as the paper has them. */
+    assert_int_equal(MRI_Start_Stop(&step_region), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) account(r);
+    assert_int_equal(seen[0].enters, 1 + 3 * 21);
+    assert_int_equal(seen[0].exits, 3 * 21);
+    run_to_end();
+}
+
 /* A trace request deleted at a stop, with its records not yet delivered,
  * and another of another kind placed at once: the records keep the type of
  * the request that wrote them (the new one took the deleted one's slot and
@@ -521,6 +558,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_after_the_end_without_a_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
