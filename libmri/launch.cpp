@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
@@ -188,6 +189,24 @@ bool child_exited() {
   return false;
 }
 
+// The application's name as the kernel has it (/proc/PID/comm), into
+// s.program_name. Only while the process is not reaped: a zombie keeps its
+// pid and name, a reaped pid may name another process. Otherwise the name
+// read last stays.
+void read_program_name() {
+  std::lock_guard<std::mutex> lock(s.reap_mu);
+  if (s.reaped || s.pid <= 0) return;
+  char path[64], name[32] = {0};
+  std::snprintf(path, sizeof path, "/proc/%d/comm", int(s.pid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return;
+  if (std::fgets(name, sizeof name, f)) {
+    name[std::strcspn(name, "\n")] = '\0';
+    if (name[0]) s.program_name = name;
+  }
+  std::fclose(f);
+}
+
 void release_segment() {
   if (s.view.base) shmdt(s.view.base);
   s.view.base = nullptr;
@@ -280,6 +299,9 @@ int load_application(const char* path, char* const argv[]) {
   }
   s.pid = pid;
   s.reaped = false;
+  // Until it is read from /proc: what the kernel names a program after
+  // exec (the file's base name, at most 15 characters).
+  s.program_name = program.substr(program.find_last_of('/') + 1, 15);
   s.wait_status = 0;
   s.loaded = true;
   s.finish_requested = false;
@@ -316,6 +338,7 @@ int load_application(const char* path, char* const argv[]) {
     }
     sync::futex_wait_shared(&a.status_seq, seq, 20'000'000);
   }
+  read_program_name();
   if (read_static_information() != MRI_OK) {
     std::string msg = MRI_Get_Error_Message();
     kill_and_reap();

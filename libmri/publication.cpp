@@ -232,13 +232,10 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
     if (ao->id != s.pid) return fail("process %d is not the application (pid %d)", ao->id, int(s.pid));
     info->os_id = s.pid;
     info->alive = !child_exited();
-    char path[64], name[32] = {0};
-    std::snprintf(path, sizeof path, "/proc/%d/comm", int(s.pid));
-    if (FILE* f = std::fopen(path, "r")) {
-      if (std::fgets(name, sizeof name, f)) name[std::strcspn(name, "\n")] = '\0';
-      std::fclose(f);
-    }
-    std::snprintf(info->name, sizeof info->name, "%s", name);
+    // The name it has now (prctl may change it); once it is gone, the one
+    // it had last: /proc no longer has it, and a reaped pid may be reused.
+    read_program_name();
+    std::snprintf(info->name, sizeof info->name, "%s", s.program_name.c_str());
     clear_error();
     return MRI_OK;
   }

@@ -97,6 +97,7 @@ struct Session {
   bool loaded = false;   // a segment and a process exist (or existed)
   pid_t pid = -1;
   int pidfd = -1;
+  std::string program_name;  // its /proc comm, kept for when the process is gone
   bool reaped = false;
   int wait_status = 0;
   std::mutex reap_mu;
@@ -173,6 +174,7 @@ int finish_application();
 void release_segment();
 int refresh_static_information();  // picks up regions published after start-up
 bool child_exited();  // reaps when possible
+void read_program_name();  // s.program_name from /proc while the pid is the application's
 void await_exit_status(int ms);
 
 // Consistent copy of thread t's result rows (sequence lock).

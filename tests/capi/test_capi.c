@@ -581,6 +581,27 @@ static void test_publication(void **state)
     assert_string_equal(MRI_Region_Type_Name(MRI_REGION_PARALLEL), "PARALLEL");
 }
 
+/* The process is named after its program, also once it has ended (its
+ * /proc entry is gone then, and the name was ""). */
+static void test_process_keeps_its_name(void **state)
+{
+    (void)state;
+    load("steps", "2", "0", NULL);
+    const char *program = strrchr(MRI_TESTAPP, '/') ? strrchr(MRI_TESTAPP, '/') + 1 : MRI_TESTAPP;
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    MRI_Active_Object_Spec proc = {MRI_PROCESS, st.pid};
+    MRI_Active_Object_Info info;
+    assert_int_equal(MRI_Get_Active_Object_Info(&proc, &info), MRI_OK);
+    assert_true(info.alive);
+    assert_string_equal(info.name, program);
+    run_to_end();
+    assert_int_equal(MRI_Get_Active_Object_Info(&proc, &info), MRI_OK);
+    assert_false(info.alive);
+    assert_int_equal(info.os_id, st.pid);
+    assert_string_equal(info.name, program);
+}
+
 /* One attribute of cpu0's cache indexN as Linux reports it; 0 when absent. */
 static int sysfs_cache_attr(int index, const char *name, char *buf, int size)
 {
@@ -970,6 +991,7 @@ int main(void)
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_publication, teardown),
+        cmocka_unit_test_teardown(test_process_keeps_its_name, teardown),
         cmocka_unit_test_teardown(test_system_topology, teardown),
         cmocka_unit_test_teardown(test_static_information, teardown),
         cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
