@@ -123,7 +123,10 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
   }
   for (;;) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);
-    if (m == kRunning) break;
+    // Records a stop kept aside go before this event's; a new stop while
+    // the thread waits for room for them parks it first.
+    if (m == kRunning && (!ts->stashed || trace_drain_stash(ts))) break;
+    if (m == kRunning) continue;
     if (m != kStopped) {
       ts->in_slow.store(0, std::memory_order_release);
       return nullptr;

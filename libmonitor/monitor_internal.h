@@ -393,6 +393,12 @@ void trace_attach_thread(ThreadState* ts);
 // Appends when the ring is full or records are stashed. Never fails: a
 // record it cannot keep is counted as discarded.
 void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec);
+// At the owning thread's first event after a stop interrupted its wait
+// for room (enter_monitor_slow, in_slow set, the mode kRunning): moves its
+// stashed records into the ring, waiting for room within the bound (then,
+// or once the tool is gone, the rest are counted as discarded). False when
+// the world is being stopped again: the thread parks and tries again.
+bool trace_drain_stash(ThreadState* ts);
 // At the end (Monitor_Final, threads quiescent; or the owning thread at
 // its exit): moves stashed records into the rings, waiting for room within
 // the bound; the rest are counted as discarded.

@@ -120,12 +120,16 @@ void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec) {
     const WaitResult w = wait_for_room(ts, false);
     if (w == WaitResult::kRoom) continue;
     if (w == WaitResult::kStopping) {
-      // The world is being stopped: keep the record aside; the first
-      // append after the release moves it into the ring first (order
-      // kept: the limit equals the head, so that append comes here).
+      // The world is being stopped: keep the record aside. The thread's
+      // next event moves it into the ring before it makes records of its
+      // own (trace_drain_stash, through the fixup), so the stash holds the
+      // records of one event at most, however often the tool stops the
+      // program while the ring is full. Order kept: the limit equals the
+      // head, so a later append of this event comes here too.
       if (ts->stashed < kStashRecords) {
         ts->stash[ts->stashed++] = rec;
         ts->trace_limit = ts->trace_head;
+        ts->fixup.store(1, std::memory_order_relaxed);
         return;
       }
       break;
@@ -134,6 +138,23 @@ void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec) {
     break;
   }
   count_discarded(ts, 1);
+}
+
+bool trace_drain_stash(ThreadState* ts) {
+  if (!ts->ring) return true;
+  for (;;) {
+    refresh_limit(ts);
+    drain_stash(ts);
+    if (ts->stashed == 0) return true;
+    if (ts->trace_gave_up) break;
+    const WaitResult w = wait_for_room(ts, false);
+    if (w == WaitResult::kRoom) continue;
+    if (w == WaitResult::kStopping) return false;
+    ts->trace_gave_up = true;  // gone, or the bound expired
+    break;
+  }
+  trace_discard_stash(ts);
+  return true;
 }
 
 void trace_flush_stash(ThreadState* ts) {

@@ -173,6 +173,58 @@ static void test_region_events_three_threads_small_rings(void **state)
     assert_true(callbacks > 1);  /* half-full call-backs, and the final one */
 }
 
+/* How often the thread waited for room so far (0 before its first record). */
+static unsigned long long waits_of(int thread)
+{
+    MRI_Trace_Statistics st;
+    MRI_Active_Object_Spec ao = {MRI_THREAD, thread};
+    return MRI_Get_Trace_Statistics(&ao, &st) == MRI_OK ? st.waits : 0;
+}
+
+/* The tool stops and releases the application again and again while the
+ * rings are full and it takes no record: a thread waiting for room keeps
+ * the record of the event the stop interrupted aside. It must write those
+ * before its next event's, not keep one more aside at every stop: with the
+ * tool alive and within the wait bound, not one record may be discarded. */
+static void test_repeated_stops_while_the_rings_are_full(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Set_Trace_Buffer_Size(1024, 1024), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "2", "3000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    for (int k = 0; k < 40; ++k) {
+        /* Released, the main thread finds its ring full (again) and waits
+         * for room; then the stop interrupts the wait. */
+        const unsigned long long waits = waits_of(0);
+        assert_int_equal(MRI_Start(), MRI_OK);
+        while (waits_of(0) == waits) assert_int_equal(MRI_Wait_Timeout(1), MRI_APPLICATION_RUNNING);
+        assert_int_equal(MRI_Stop(), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    }
+    assert_int_equal(MRI_Start(), MRI_OK);
+    /* Now take everything, as it comes, until the end. */
+    MRI_Trace_Element_Spec chunk[300];
+    int k, status;
+    do {
+        status = MRI_Wait_Timeout(1);
+        while ((k = MRI_Get_Trace_Records(chunk, 300)) > 0)
+            for (int i = 0; i < k; ++i) account(&chunk[i]);
+    } while (status != MRI_APPLICATION_TERMINATED);
+    while ((k = MRI_Get_Trace_Records(chunk, 300)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    for (int t = 0; t < 2; ++t) {
+        MRI_Trace_Statistics st = stats_of(t);
+        assert_int_equal(st.discarded, 0);
+        assert_int_equal(st.buffered, 0);
+        assert_int_equal(st.delivered, st.emitted);
+        assert_int_equal(st.emitted, 6ull * 3000 + (t == 0 ? 2 : 0));
+        assert_int_equal(seen[t].misnested, 0);
+    }
+}
+
 /* Without a call-back: the tool takes the records after the end, until
  * nothing comes. The buffer was full when the application ended (the
  * threads gave up waiting after 50 ms and discarded), so records were left
@@ -558,6 +610,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_after_the_end_without_a_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
