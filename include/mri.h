@@ -631,7 +631,8 @@ int MRI_Application_Finish(void);
 int MRI_Init(void);
 
 /* Finishes a loaded application (as MRI_Application_Finish), deletes all
- * requests and releases every resource. */
+ * requests, unregisters the trace call-back (after its final call) and
+ * releases every resource. */
 int MRI_Finalize(void);
 
 /* ------------------------------------------------------------------------ */

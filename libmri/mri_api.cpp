@@ -559,6 +559,7 @@ int MRI_Finalize(void) {
     finish_application();
   }
   trace_stop_collector();  // final call-back, without mu (it may call MRI functions)
+  trace_forget_callback();
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   release_segment();

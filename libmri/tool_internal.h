@@ -205,6 +205,7 @@ void trace_settings(uint32_t& ring_records, uint32_t& tool_records);
 void trace_start_collector();            // needs mu; no-op when running
 bool trace_await_end(int timeout_ms);    // without mu
 void trace_stop_collector();             // without mu; before the segment goes away
+void trace_forget_callback();            // without mu; MRI_Finalize, after trace_stop_collector
 bool trace_in_callback();                // the calling thread runs the trace call-back
 
 // Data structures and simulated cache events (histogram.cpp); need mu.

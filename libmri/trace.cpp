@@ -348,6 +348,14 @@ void trace_stop_collector() {
   t.in_buffer.clear();
 }
 
+// MRI_Finalize: the session's call-back ends with it (after the final
+// call-back on what was left, trace_stop_collector). Without Session::mu.
+void trace_forget_callback() {
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.callback = nullptr;
+  ++t.registrations;
+}
+
 bool trace_in_callback() {
   std::lock_guard<std::mutex> lock(t.mu);
   return in_callback_here();

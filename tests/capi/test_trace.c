@@ -292,6 +292,31 @@ static void test_records_taken_at_a_stop_without_a_call_back(void **state)
     run_to_end();
 }
 
+/* MRI_Finalize() ends the session's call-back with it: a tool that
+ * registered one, finalised and initialised again (perhaps after
+ * unloading the code of the old one) must not have it called in the new
+ * session. Its records wait for the record functions. */
+static void test_finalize_unregisters_the_call_back(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char *argv[] = {"mri_testapp", "steps", "3", "0", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    assert_int_equal(callbacks, 0);
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    assert_int_equal(seen[0].enters, 1 + 3 * 3);
+    assert_int_equal(seen[0].exits, 1 + 3 * 3);
+}
+
 /* A trace request deleted at a stop, with its records not yet delivered,
  * and another of another kind placed at once: the records keep the type of
  * the request that wrote them (the new one took the deleted one's slot and
@@ -613,6 +638,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finalize_unregisters_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
