@@ -115,11 +115,17 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
   if (!ts) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);
     if (m != kRunning && m != kStopped) return nullptr;
-    if (!g.published) publish_once();
     ts = register_thread();
     if (!ts) return nullptr;
     ts->in_slow.store(1, std::memory_order_relaxed);
     after_flag_store();
+    // The first event of the program: its thread's row goes out before
+    // the load stop does, so the tool finds the thread parked there
+    // (MRI_STOP_LOADED) among the active objects at once.
+    if (!g.published) {
+      publish_thread(ts);
+      publish_once();
+    }
   }
   for (;;) {
     const uint32_t m = g.mode.load(std::memory_order_acquire);

@@ -602,6 +602,29 @@ static void test_process_keeps_its_name(void **state)
     assert_string_equal(info.name, program);
 }
 
+/* At the load stop the program is parked at its first monitored event:
+ * its thread is an active object already, every time (its row used to be
+ * published after the stop, so a tool that asked at once sometimes found
+ * no thread). */
+static void test_loaded_thread_is_known_at_once(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char *argv[] = {MRI_TESTAPP, "steps", "1", "0", NULL};
+    for (int i = 0; i < 30; ++i) {
+        if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+        MRI_Active_Object_Table table;
+        assert_int_equal(Get_Available_Active_Objects(&table), MRI_OK);
+        assert_int_equal(table.nr_Elements, 2); /* the process and thread 0 */
+        MRI_Active_Object_Spec thread0 = {MRI_THREAD, 0};
+        MRI_Active_Object_Info info;
+        if (MRI_Get_Active_Object_Info(&thread0, &info) != MRI_OK) fail_msg("load %d: %s", i, MRI_Get_Error_Message());
+        assert_true(info.alive);
+        assert_int_equal(info.os_id, table.active_object[0].id); /* the main thread */
+        assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    }
+}
+
 /* One attribute of cpu0's cache indexN as Linux reports it; 0 when absent. */
 static int sysfs_cache_attr(int index, const char *name, char *buf, int size)
 {
@@ -992,6 +1015,7 @@ int main(void)
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_publication, teardown),
         cmocka_unit_test_teardown(test_process_keeps_its_name, teardown),
+        cmocka_unit_test_teardown(test_loaded_thread_is_known_at_once, teardown),
         cmocka_unit_test_teardown(test_system_topology, teardown),
         cmocka_unit_test_teardown(test_static_information, teardown),
         cmocka_unit_test_teardown(test_thread_limit_is_reported, teardown),
