@@ -110,9 +110,13 @@ int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Sp
   // event (perf::TASK-CLOCK). Known events get an id even when this machine
   // cannot count them; requests for them then fail with the reason.
   std::string why;
+  // The name as messages show it: a name of kilobytes would crowd out the reason.
+  const std::string shown = std::strlen(name) > 80 ? std::string(name, 77) + "..." : std::string(name);
   if (!papi::built_with_papi())
-    return fail("unknown runtime information \"%s\" (PAPI event names need PAPI, and this build has none)", name);
-  if (papi::check_event(name, why) == papi::EventCheck::kUnknown) return fail("unknown runtime information \"%s\": %s", name, why.c_str());
+    return fail("unknown runtime information \"%s\" (PAPI event names need PAPI, and this build has none)",
+                shown.c_str());
+  if (papi::check_event(name, why) == papi::EventCheck::kUnknown)
+    return fail("unknown runtime information \"%s\": %s", shown.c_str(), why.c_str());
   *ri = MRI_Runtime_Information_Spec(register_event(name));
   clear_error();
   return MRI_OK;

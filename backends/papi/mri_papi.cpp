@@ -38,6 +38,12 @@ std::string g_cpu;
 
 std::string papi_error(int code) { return std::string(PAPI_strerror(code)) + " (PAPI error " + std::to_string(code) + ")"; }
 
+// No PAPI event name has PAPI_HUGE_STR_LEN (1024) characters or more
+// (PAPI_event_info_t::symbol holds fewer). Such names must not reach
+// PAPI_event_name_to_code: its parser copies them into a fixed buffer, and
+// from about 8 KiB on glibc's fortify check aborts the process.
+bool too_long_for_papi(const std::string& name) { return name.size() >= PAPI_HUGE_STR_LEN; }
+
 #ifdef MRI_HAVE_LIBPFM
 // PAPI's perf_event component starts only when libpfm4 has event tables for
 // the CPU's model. A libpfm4 older than the CPU (Debian 12's 4.13 and AMD
@@ -160,6 +166,11 @@ int hardware_counters() {
 
 EventCheck check_event(const std::string& name, std::string& why) {
   if (!init(why)) return EventCheck::kUnavailable;
+  if (too_long_for_papi(name)) {
+    why = "PAPI knows no event of " + std::to_string(name.size()) + " characters (its names are shorter than " +
+          std::to_string(PAPI_HUGE_STR_LEN) + ")";
+    return EventCheck::kUnknown;
+  }
   int code = 0;
   if (PAPI_event_name_to_code(name.c_str(), &code) != PAPI_OK) {
     why = "PAPI knows no event \"" + name + "\" (see mri info or papi_avail / papi_native_avail)";
@@ -192,7 +203,7 @@ EventCheck check_event(const std::string& name, std::string& why) {
 std::string describe_event(const std::string& name) {
   std::string why;
   int code = 0;
-  if (!init(why) || PAPI_event_name_to_code(name.c_str(), &code) != PAPI_OK) return "";
+  if (!init(why) || too_long_for_papi(name) || PAPI_event_name_to_code(name.c_str(), &code) != PAPI_OK) return "";
   PAPI_event_info_t info;
   if (PAPI_get_event_info(code, &info) != PAPI_OK) return "";
   return info.long_descr[0] ? info.long_descr : info.short_descr;
