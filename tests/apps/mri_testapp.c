@@ -9,7 +9,8 @@
  *                                     nested "inner" ROUTINE twice per step
  *   mri_testapp workers T N           T-1 worker threads run region "spin" (ROUTINE)
  *                                     until the main thread finished N "step"s
- *   mri_testapp forever               region "step" every ms until terminated
+ *   mri_testapp forever [FILE]        region "step" every ms until terminated; after
+ *                                     the first step (monitoring runs), create FILE
  *   mri_testapp until_detached FILE   region "step" every ms; once the monitor has
  *                                     detached, write "<ns>\n" (CLOCK_MONOTONIC time
  *                                     it noticed) to FILE and exit 0
@@ -294,6 +295,11 @@ int main(int argc, char **argv)
             if (rc != 0) return 3;
         }
     } else if (strcmp(mode, "forever") == 0) {
+        one_step(1);
+        if (argc > 2) {
+            FILE *f = fopen(argv[2], "w");
+            if (f) fclose(f);
+        }
         for (;;) one_step(1);
     } else if (strcmp(mode, "until_detached") == 0) {
         const char *file = argc > 2 ? argv[2] : NULL;

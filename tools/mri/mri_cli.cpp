@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -227,10 +228,74 @@ const MRI_Profile_Value* value_for(const MRI_Profile_Element* el, int id) {
   return nullptr;
 }
 
+// Ctrl-C, and SIGINT, SIGTERM or SIGHUP sent to mri alone, end the
+// program, not mri: mri then reports the program's end and writes what was
+// measured up to then, as for any program killed by a signal. Without this,
+// mri died first: no results, a temporary file left behind, and a program
+// that ran on unmonitored. A signal from the terminal (si_code SI_KERNEL)
+// reached the program's process group, the program's too, so only one sent
+// to mri by a process (kill) is passed on. One that arrives while the
+// program is loaded is passed on when the load is done; one after the
+// program's end ends mri with the default action. Caught rather than
+// ignored, for the same reason as SIGXFSZ (survive_file_size_limit()); left
+// alone when mri was started with it ignored (a background job of a shell
+// without job control: the program ignores it too, as without mri).
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<pid_t> g_program_pid{0};     // 0: loading; -1: ended
+volatile sig_atomic_t g_pending_signal;  // arrived while loading
+
+void on_stop_signal(int sig, siginfo_t* info, void*) {
+  const pid_t pid = g_program_pid.load();
+  if (pid > 0) {
+    if (info->si_code != SI_KERNEL) kill(pid, sig);
+  } else if (pid == 0) {
+    g_pending_signal = sig;
+  } else {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+void pass_stop_signals_on() {
+  for (int sig : kStopSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+    struct sigaction action {};
+    action.sa_sigaction = on_stop_signal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, nullptr);
+  }
+}
+
+// MRI_Application_Load() of the program, with the stop signals passed on
+// to it from then on.
+void load_program(char** prog) {
+  pass_stop_signals_on();
+  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+  MRI_Application_Status_Info st;
+  if (MRI_Get_Application_Status(&st) == MRI_OK && st.pid > 0) {
+    g_program_pid.store(st.pid);
+    if (const int sig = g_pending_signal) kill(st.pid, sig);
+  }
+}
+
 int load(char** argv) {
   if (MRI_Init() != MRI_OK) die("init");
-  if (MRI_Application_Load(argv[0], argv) != MRI_OK) die("cannot load the program");
+  load_program(argv);
   return 0;
+}
+
+// Releases the program until it has ended (a stop by someone else is
+// continued).
+void run_to_end() {
+  for (;;) {
+    const int st = MRI_Wait();
+    if (st == MRI_Error) die("wait");
+    if (st == MRI_APPLICATION_TERMINATED) break;
+    if (MRI_Start() != MRI_OK) die("continue");
+  }
+  g_program_pid.store(-1);  // reaped: its pid may be another process's now
 }
 
 // What the results of a profile or histogram hold when the program was
@@ -582,7 +647,7 @@ int cmd_profile(int argc, char** argv) {
     }
     metric_ri.push_back(ri);
   }
-  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+  load_program(prog);
 
   MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
   MRI_Region_Table every{nullptr, 0};
@@ -611,12 +676,7 @@ int cmd_profile(int argc, char** argv) {
     if (unwind && MRI_Set_Callpath_Unwinding(instances_req, 1) != MRI_OK) die("--unwind");
   }
   start(prog[0]);
-  for (;;) {
-    int st = MRI_Wait();
-    if (st == MRI_Error) die("wait");
-    if (st == MRI_APPLICATION_TERMINATED) break;
-    if (MRI_Start() != MRI_OK) die("continue");  // stopped by someone else: keep going
-  }
+  run_to_end();
   // Results of the counter profiles first: each MRI_Get_Data buffer stays
   // valid until that request's next call.
   std::vector<const MRI_Histogram_Profile_Results*> metric_prof;
@@ -845,7 +905,7 @@ int cmd_trace(int argc, char** argv) {
   char** prog = argv + i;
   if (MRI_Init() != MRI_OK) die("init");
   if (ring && MRI_Set_Trace_Buffer_Size(ring, std::max(ring, 1u << 20)) != MRI_OK) die("--ring");
-  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+  load_program(prog);
 
   Archiver& a = g_archiver;
   a.progress = isatty(2);
@@ -876,12 +936,7 @@ int cmd_trace(int argc, char** argv) {
   if (request < 0) die("trace request");
   if (!subregions && MRI_Set_Trace_Subregions(request, 0) != MRI_OK) die("--no-subregions");
   start(prog[0]);
-  for (;;) {
-    int st = MRI_Wait();
-    if (st == MRI_Error) die("wait");
-    if (st == MRI_APPLICATION_TERMINATED) break;
-    if (MRI_Start() != MRI_OK) die("continue");
-  }
+  run_to_end();
   // MRI_Wait returned TERMINATED: the final call-back has run.
   if (a.progress) std::fprintf(stderr, "\n");
   unsigned long long emitted = 0, discarded = 0;
@@ -1224,7 +1279,7 @@ int cmd_hist(int argc, char** argv) {
   }
   if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) die("--config");
   check_cache_level(metric, level, have_config ? &config : nullptr);
-  if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
+  load_program(prog);
 
   std::vector<MRI_Region_Spec> regions;
   if (region_names.empty()) {
@@ -1257,12 +1312,7 @@ int cmd_hist(int argc, char** argv) {
   const MRI_Request_ID instances_req = MRI_Aggregate_Request(&n, &rt, nullptr, nullptr, &sum);
   if (instances_req < 0) die("instance count request");
   start(prog[0]);
-  for (;;) {
-    const int st = MRI_Wait();
-    if (st == MRI_Error) die("wait");
-    if (st == MRI_APPLICATION_TERMINATED) break;
-    if (MRI_Start() != MRI_OK) die("start");  // stopped by something else: go on
-  }
+  run_to_end();
   void* p = nullptr;
   if (MRI_Get_Data(req, &p) != MRI_OK) die("histogram results");
   const auto* h = static_cast<const MRI_Histogram_Request_Results*>(p);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `mri` interrupted while the program runs: Ctrl-C (SIGINT to the process
+# group of mri and the program) and SIGINT or SIGTERM sent to mri alone
+# end the program; mri reports it killed and writes what was measured, as
+# for any program killed by a signal (tests/apps/mri_testapp "forever").
+#
+#   test_signals.sh MRI TESTAPP WORKDIR
+set -uo pipefail
+mri=$1 app=$2 work=$3
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+set -m  # each background job in a process group of its own, SIGINT not ignored
+fail() { echo "FAIL: $*" >&2; exit 1; }
+program=
+trap '[[ -n $program ]] && kill -KILL "$program" 2>/dev/null' EXIT
+
+# interrupted SIGNAL TARGET ARGS...: starts mri ARGS... -- TESTAPP forever
+# running, sends SIGNAL to mri's process group (TARGET group) or to mri
+# alone (TARGET mri) once the program has run its first monitored step,
+# and sets $status to mri's exit status.
+interrupted() {
+  local sig=$1 target=$2 pid; shift 2
+  rm -f running
+  "$mri" "$@" -- "$app" forever running >out.txt 2>err.txt &
+  pid=$!
+  local tries=0
+  while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
+  [[ -e running ]] || { cat err.txt; fail "$*: the program did not start running"; }
+  program=$(pgrep -P "$pid")
+  if [[ $target == group ]]; then kill "-$sig" -- "-$pid"; else kill "-$sig" "$pid"; fi
+  wait "$pid"
+  status=$?
+  local state
+  state=$(ps -o stat= -p "$program") && [[ $state != Z* ]] && fail "$*: the program still runs after mri ended"
+  program=
+}
+
+# only FILES...: nothing in the directory but FILES and the logs (no
+# temporary file of the atomic writers).
+only() {
+  local left
+  left=$(ls -A | grep -vxE "out\.txt|err\.txt|running|$(IFS='|'; echo "$*")" || true)
+  [[ -z $left ]] || fail "left behind: $left"
+}
+
+# --- Ctrl-C: the program dies of SIGINT, mri reports it and writes the trace.
+interrupted INT group trace -o int.vtf
+[[ $status == 130 ]] || { cat err.txt; fail "trace, SIGINT to the group: status $status, expected 130"; }
+grep -q 'was killed by signal 2 (Interrupt); int.vtf holds the records written up to then' err.txt ||
+  { cat err.txt; fail "trace, SIGINT to the group: no report of the program's end"; }
+grep -q 'wrote int.vtf (VTF3): ' err.txt || { cat err.txt; fail "trace, SIGINT to the group: no trace written"; }
+grep -q ' DOWNTO ' int.vtf || fail "trace, SIGINT to the group: no enter in int.vtf"
+only 'int\.vtf'
+
+# --- SIGTERM to mri alone (kill, a batch system): passed on to the program.
+interrupted TERM mri trace -o term.vtf
+[[ $status == 143 ]] || { cat err.txt; fail "trace, SIGTERM to mri: status $status, expected 143"; }
+grep -q 'was killed by signal 15 (Terminated); term.vtf holds' err.txt ||
+  { cat err.txt; fail "trace, SIGTERM to mri: no report of the program's end"; }
+grep -q ' DOWNTO ' term.vtf || fail "trace, SIGTERM to mri: no enter in term.vtf"
+rm -f int.vtf term.vtf
+only
+
+# --- SIGINT to mri alone during a profile: the table of the steps so far.
+interrupted INT mri profile
+[[ $status == 130 ]] || { cat err.txt; fail "profile, SIGINT to mri: status $status, expected 130"; }
+grep -q 'was killed by signal 2 (Interrupt); results of the region instances' err.txt ||
+  { cat err.txt; fail "profile, SIGINT to mri: no report of the program's end"; }
+grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "profile, SIGINT to mri: no row of region step"; }
+echo "signals: all checks passed"
