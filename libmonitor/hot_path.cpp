@@ -479,6 +479,14 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
         Frame& top = ts->frames[kMaxDepth - 1];
         ts->hidden_region = top.region;
         top.region = kHiddenRegion;
+        // Said once per thread: otherwise nothing shows that a deep
+        // recursion, or instances left open by longjmp (each one a frame
+        // until the thread ends), cost the results every deeper instance.
+        if (!ts->depth_full_noted) {
+          ts->depth_full_noted = true;
+          note_error("thread %u: more than %u region instances open at once; the instances beyond are not measured",
+                     ts->index, kMaxDepth);
+        }
       }
     } else {
       Frame& f = ts->frames[ts->depth++];

@@ -139,6 +139,7 @@ struct alignas(64) ThreadState {
   uint32_t edge_mask = 0;
   uint32_t edges_used = 0;
   bool edges_full_noted = false;
+  bool depth_full_noted = false;  // the first instance beyond kMaxDepth is in monitor_message
   uint32_t stashed = 0;
   bool trace_gave_up = false;  // waited the whole bound once: discard until the tool makes room
   proto::TraceRecord stash[kStashRecords];

@@ -14,6 +14,8 @@
  *   mri_testapp until_detached FILE   region "step" every ms; once the monitor has
  *                                     detached, write "<ns>\n" (CLOCK_MONOTONIC time
  *                                     it noticed) to FILE and exit 0
+ *   mri_testapp deep N                "inner" calls itself until N instances are open
+ *                                     at once, then returns
  *   mri_testapp crash N               region "step" N times, then abort()
  *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
  *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
@@ -119,6 +121,14 @@ static void *spin_thread(void *p)
         MONITOR_EXIT(r_spin);
     }
     return NULL;
+}
+
+static int deep(int n)
+{
+    MONITOR_ENTER(r_inner);
+    const int depth = n > 1 ? deep(n - 1) + 1 : 1;
+    MONITOR_EXIT(r_inner);
+    return depth;
 }
 
 static void one_step(double ms)
@@ -321,6 +331,8 @@ int main(int argc, char **argv)
                 break;
             }
         }
+    } else if (strcmp(mode, "deep") == 0) {
+        if (deep(arg_int(argc, argv, 2)) != arg_int(argc, argv, 2)) return 3;
     } else if (strcmp(mode, "crash") == 0) {
         int n = arg_int(argc, argv, 2);
         for (int i = 0; i < n; ++i) one_step(0);

@@ -9,11 +9,13 @@
 #   - the calibration the header prints is the one the compensated columns
 #     used: a leaf region's raw minus compensated exclusive time is its
 #     calls times the printed "ns of it inside its own time";
-#   - an event given twice is refused before the program runs.
+#   - an event given twice is refused before the program runs;
+#   - instances nested deeper than the monitor's frames (tests/apps/mri_testapp
+#     "deep") are said not to be measured.
 #
-#   test_profile.sh MRI GAUSS WORKDIR
+#   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
-mri=$1 gauss=$2 work=$3
+mri=$1 gauss=$2 app=$3 work=$4
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -113,4 +115,15 @@ for pair in "NUMBER_OF_INSTANCES NUMBER_OF_INSTANCES" "NUMBER_OF_INSTANCES MRI_N
   grep -q "gauss: n=" twice.out && fail "--metric $1 --metric $2: the program ran"
   [[ ! -e twice.cg ]] || fail "--metric $1 --metric $2: wrote a file"
 done
+# --- Instances nested deeper than the monitor's 256 frames per thread
+# ("main" and 299 "inner"): the deeper ones are not measured, and mri
+# passes the monitor's word on; 255 deep (256 frames with "main") is no
+# overflow.
+"$mri" profile -- "$app" deep 299 >deep.out 2>deep.err || { cat deep.err; fail "profile of deep 299"; }
+[[ $(table_field deep.out inner 4) == 255 ]] || { cat deep.out; fail "deep 299: not 255 measured instances of inner"; }
+grep -q "^mri: the monitor reported: thread 0: more than 256 region instances open at once; the instances beyond are not measured" deep.err ||
+  { cat deep.err; fail "deep 299: no word on the instances beyond the frames"; }
+"$mri" profile -- "$app" deep 255 >deep.out 2>deep.err || { cat deep.err; fail "profile of deep 255"; }
+[[ $(table_field deep.out inner 4) == 255 ]] || { cat deep.out; fail "deep 255: not 255 instances of inner"; }
+grep -q "the monitor reported" deep.err && { cat deep.err; fail "deep 255: a report without an overflow"; }
 echo "profile: all checks passed"
