@@ -221,6 +221,9 @@ struct Global {
   proto::View view;
   int shmid = -1;
   int tool_pidfd = -1;
+  // The pidfd's inode: the program may close the descriptor and reuse its
+  // number (tool_is_alive()).
+  uint64_t tool_pidfd_dev = 0, tool_pidfd_ino = 0;
   uint32_t tool_pid = 0;
   bool published = false;
 

@@ -3,12 +3,14 @@
 // tool's commands, stopping the world, detaching.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -158,6 +160,20 @@ void attach_from_environment() {
   g.tool_pidfd = int(syscall(SYS_pidfd_open, pid_t(header_tool), 0));
   if (g.tool_pidfd < 0 && kill(pid_t(header_tool), 0) != 0)
     return refuse("the tool process is already gone", true);
+  if (g.tool_pidfd >= 0 && g.tool_pidfd <= 2) {
+    // Not one of the standard descriptors (the tool's were closed): the
+    // program may open a file there and expect it to be its stdout.
+    const int moved = fcntl(g.tool_pidfd, F_DUPFD_CLOEXEC, 3);
+    if (moved >= 0) {
+      close(g.tool_pidfd);
+      g.tool_pidfd = moved;
+    }
+  }
+  struct stat pidfd_stat;
+  if (g.tool_pidfd >= 0 && fstat(g.tool_pidfd, &pidfd_stat) == 0) {
+    g.tool_pidfd_dev = uint64_t(pidfd_stat.st_dev);
+    g.tool_pidfd_ino = uint64_t(pidfd_stat.st_ino);
+  }
 
   g.use_membarrier =
       syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -176,12 +192,28 @@ void attach_from_environment() {
   std::atexit(Monitor_Final);
 }
 
+// The pidfd counts only while it is still the descriptor opened at attach:
+// a program may close every inherited descriptor at start-up (closefrom(),
+// close_range(): daemons do) and open its own files there. poll() then
+// reported the tool dead (POLLNVAL, or a readable file) and the program ran
+// unmonitored, or never (a pipe). Without the pidfd, the segment's attach
+// count tells: the tool keeps the segment attached until it ends, and the
+// kernel detaches a process that dies. (getppid() did not: the tool is not
+// the parent when a wrapper, such as a shell script, started the program.)
 bool tool_is_alive() {
   if (g.tool_pidfd >= 0) {
-    struct pollfd p{g.tool_pidfd, POLLIN, 0};
-    return poll(&p, 1, 0) == 0;  // readable once the process has exited
+    struct stat st;
+    if (fstat(g.tool_pidfd, &st) == 0 && uint64_t(st.st_dev) == g.tool_pidfd_dev &&
+        uint64_t(st.st_ino) == g.tool_pidfd_ino) {
+      struct pollfd p{g.tool_pidfd, POLLIN, 0};
+      return poll(&p, 1, 0) == 0;  // readable once the process has exited
+    }
+    // The number is the program's now (never close it). Before Linux 6.9
+    // every pidfd, eventfd or epoll descriptor shares one inode, so one of
+    // those put there by the program passes the test above.
   }
-  return getppid() == pid_t(g.tool_pid);
+  struct shmid_ds ds;
+  return shmctl(g.shmid, IPC_STAT, &ds) == 0 && ds.shm_nattch >= 2;
 }
 
 void detach(const char* why) {

@@ -16,6 +16,10 @@
  *                                     it noticed) to FILE and exit 0
  *   mri_testapp deep N                "inner" calls itself until N instances are open
  *                                     at once, then returns
+ *   mri_testapp close_fds N           close every descriptor above 2 (close_range) and
+ *                                     open /dev/null in the first freed one, then
+ *                                     N "step"s of 10 ms; exit 3 if the monitor was
+ *                                     attached at the start and is no longer
  *   mri_testapp crash N               region "step" N times, then abort()
  *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
  *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
@@ -47,7 +51,9 @@
 #define _GNU_SOURCE
 #include <mri_monitor.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -333,6 +339,14 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(mode, "deep") == 0) {
         if (deep(arg_int(argc, argv, 2)) != arg_int(argc, argv, 2)) return 3;
+    } else if (strcmp(mode, "close_fds") == 0) {
+        /* As a daemon does at start-up: the monitor's descriptors go too. */
+        const int attached = Monitor_Is_Attached();
+        syscall(SYS_close_range, 3u, ~0u, 0u);
+        if (open("/dev/null", O_RDONLY) < 0) return 3;
+        int n = arg_int(argc, argv, 2);
+        for (int i = 0; i < n; ++i) one_step(10);
+        if (attached && !Monitor_Is_Attached()) return 3;
     } else if (strcmp(mode, "crash") == 0) {
         int n = arg_int(argc, argv, 2);
         for (int i = 0; i < n; ++i) one_step(0);

@@ -11,7 +11,9 @@
 #     calls times the printed "ns of it inside its own time";
 #   - an event given twice is refused before the program runs;
 #   - instances nested deeper than the monitor's frames (tests/apps/mri_testapp
-#     "deep") are said not to be measured.
+#     "deep") are said not to be measured;
+#   - a program that closes every inherited descriptor ("close_fds") stays
+#     monitored.
 #
 #   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
@@ -126,4 +128,11 @@ grep -q "^mri: the monitor reported: thread 0: more than 256 region instances op
 "$mri" profile -- "$app" deep 255 >deep.out 2>deep.err || { cat deep.err; fail "profile of deep 255"; }
 [[ $(table_field deep.out inner 4) == 255 ]] || { cat deep.out; fail "deep 255: not 255 instances of inner"; }
 grep -q "the monitor reported" deep.err && { cat deep.err; fail "deep 255: a report without an overflow"; }
+# --- A program that closes every descriptor above 2 at start-up, the
+# monitor's pidfd of the tool among them, and opens a file in its place:
+# still monitored to its end (before, the monitor took the closed pidfd
+# for a dead tool and detached).
+"$mri" profile -- "$app" close_fds 20 >fds.out 2>fds.err || { cat fds.err; fail "profile of close_fds: status $?"; }
+grep -q "is gone; detached" fds.err && { cat fds.err; fail "close_fds: the monitor detached"; }
+[[ $(table_field fds.out step 4) == 20 ]] || { cat fds.out fds.err; fail "close_fds: not 20 instances of step"; }
 echo "profile: all checks passed"
