@@ -3,9 +3,9 @@
 # limit (ulimit -f), on tests/apps/mri_testapp, examples/gauss and, for
 # `mri hist`, gauss_cachesim when the build has it.
 #
-#   test_trace.sh MRI TESTAPP GAUSS GAUSS_CACHESIM|- WORKDIR
+#   test_trace.sh MRI TESTAPP GAUSS GAUSS_CACHESIM|- SAME_NAME WORKDIR
 set -uo pipefail
-mri=$1 app=$2 gauss=$3 cachesim=$4 work=$5
+mri=$1 app=$2 gauss=$3 cachesim=$4 same_name=$5 work=$6
 [[ $cachesim == - ]] && cachesim=
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -99,4 +99,30 @@ grep -q 'results of the region instances' err.txt && { cat err.txt; fail "killed
 grep -q 'wrote crash.vtf (VTF3): ' err.txt || { cat err.txt; fail "killed program: no trace written"; }
 enters=$(grep -c ' DOWNTO ' crash.vtf) leaves=$(grep -c ' UPFROM ' crash.vtf)
 (( enters > leaves && leaves > 0 )) || fail "killed program: $enters enters and $leaves leaves in crash.vtf"
+# --- Two regions named "part", in one/part.c and two/part.c
+# (tests/apps/mri_same_name): the location column tells them apart, and
+# --region names one of them as NAME@FILE[:LINE], FILE a trailing part of
+# the path; the name alone, or a FILE that fits both or neither, is an
+# error that lists them.
+"$mri" profile -- "$same_name" >out.txt 2>err.txt || { cat err.txt; fail "profile of mri_same_name"; }
+grep -qE '^  part +ROUTINE +one/part\.c:[0-9]+ +3 ' out.txt || { cat out.txt; fail "same name: no row one/part.c with 3 calls"; }
+grep -qE '^  part +ROUTINE +two/part\.c:[0-9]+ +5 ' out.txt || { cat out.txt; fail "same name: no row two/part.c with 5 calls"; }
+"$mri" trace -o part.vtf --region part -- "$same_name" >out.txt 2>err.txt
+status=$?
+[[ $status == 1 ]] || { cat err.txt; fail "--region part: status $status, expected 1"; }
+grep -qE '^mri: --region part: 2 regions have this name; name one of part@one/part\.c:[0-9]+, part@two/part\.c:[0-9]+$' err.txt ||
+  { cat err.txt; fail "--region part: the regions are not listed"; }
+"$mri" trace -o part.vtf --region part@two/part.c -- "$same_name" >out.txt 2>err.txt ||
+  { cat err.txt; fail "--region part@two/part.c"; }
+[[ $(grep -c ' DOWNTO ' part.vtf) == 5 ]] || fail "--region part@two/part.c: not the 5 instances of two/part.c"
+line=$(grep -oE 'part@one/part\.c:[0-9]+' <("$mri" trace -o part.vtf --region part -- "$same_name" 2>&1))
+"$mri" trace -o part.vtf --region "$line" -- "$same_name" >out.txt 2>err.txt || { cat err.txt; fail "--region $line"; }
+[[ $(grep -c ' DOWNTO ' part.vtf) == 3 ]] || fail "--region $line: not the 3 instances of one/part.c"
+for value in part@part.c part@three/part.c; do
+  "$mri" trace -o part.vtf --region "$value" -- "$same_name" >out.txt 2>err.txt
+  status=$?
+  [[ $status == 1 ]] || { cat err.txt; fail "--region $value: status $status, expected 1"; }
+  grep -q "^mri: --region $value: .* of the regions named \"part\" (part@one/part.c:" err.txt ||
+    { cat err.txt; fail "--region $value: the regions are not listed"; }
+done
 echo "trace: all checks passed"

@@ -64,7 +64,8 @@ const char* kUsage =
     "          every thread to FILE: VTF3 (ASCII), or OTF2 when FILE ends in .otf2 or\n"
     "          with --format otf2 (FILE is then the archive's anchor file)\n"
     "          --region NAME  trace this region and the regions it calls (default: all);\n"
-    "                         may be repeated\n"
+    "                         may be repeated; NAME@FILE[:LINE] picks one of several\n"
+    "                         regions called NAME\n"
     "          --no-subregions  with --region: only the named regions' instances, not\n"
     "                         the regions they call (the others then cost nothing)\n"
     "          --ring N       records per thread in shared memory: a power of two from\n"
@@ -77,7 +78,7 @@ const char* kUsage =
     "          --data NAME    the data structure (default: every registered one, packed)\n"
     "          --bins N       bins, 1..1024 (default 25)\n"
     "          --region NAME  count in this region's instances (default: the program\n"
-    "                         region); may be repeated\n"
+    "                         region); may be repeated; NAME@FILE[:LINE] as for trace\n"
     "          --config CACHES  simulated hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64'\n"
     "                         (default: MRI_CACHESIM_CONFIG, else this machine's caches)\n"
     "          -o FILE        write the bins as CSV; --plot FILE an SVG bar chart\n"
@@ -169,11 +170,97 @@ struct Row {
 std::vector<std::string> g_metrics;  // --metric names, for the column heads
 bool g_compensate = true;            // not --no-compensation: show the compensated columns
 
+// Whether `file` is `path` or a trailing part of it at a '/'.
+bool file_matches(const std::string& path, const std::string& file) {
+  if (path == file) return true;
+  return path.size() > file.size() && path.compare(path.size() - file.size(), file.size(), file) == 0 &&
+         path[path.size() - file.size() - 1] == '/';
+}
+
+// A file as the location column shows it: the shortest trailing part of
+// its path, at a '/', that no other published file ends with. That is the
+// base name, unless two files share it (a/util.c and b/util.c): then
+// their rows would look the same.
+std::string shown_file(int file_ID) {
+  static std::map<int, std::string> shown;
+  static int regions_seen = -1;  // built again when regions were published since
+  MRI_Region_Table t;
+  if (MRI_Get_Regions(&t) != MRI_OK) return "?";
+  if (t.nr_Elements != regions_seen) {
+    regions_seen = t.nr_Elements;
+    std::map<int, std::string> paths;
+    for (int k = 0; k < t.nr_Elements; ++k) {
+      const char* f = MRI_Get_File_Name(t.region[k].id.file_ID);
+      paths[t.region[k].id.file_ID] = f ? f : "?";
+    }
+    shown.clear();
+    for (const auto& [id, path] : paths) {
+      size_t slash = path.rfind('/');
+      for (;;) {
+        const std::string tail = slash == std::string::npos ? path : path.substr(slash + 1);
+        bool shared = false;
+        for (const auto& [other_id, other] : paths) shared = shared || (other_id != id && file_matches(other, tail));
+        if (!shared || slash == std::string::npos || slash == 0) {
+          shown[id] = tail;
+          break;
+        }
+        slash = path.rfind('/', slash - 1);
+      }
+    }
+  }
+  const auto it = shown.find(file_ID);
+  return it == shown.end() ? "?" : it->second;
+}
+
 std::string location(const MRI_Region_Spec& r) {
-  MRI_Region_Info info;
-  if (MRI_Get_Region_Info(&r, &info) != MRI_OK) return "?";
-  const char* base = std::strrchr(info.file, '/');
-  return std::string(base ? base + 1 : info.file) + ":" + std::to_string(r.id.line_NR);
+  return shown_file(r.id.file_ID) + ":" + std::to_string(r.id.line_NR);
+}
+
+// The region a --region value names: NAME, or NAME@FILE or NAME@FILE:LINE
+// when several regions share NAME (FILE: the file's path, or a trailing
+// part of it at a '/', as the location column shows it). Dies with the
+// candidates when the value names none or several.
+MRI_Region_Spec find_region(const std::string& value) {
+  MRI_Region_Spec found{};
+  if (MRI_Find_Region(value.c_str(), &found) == MRI_OK) return found;
+  std::string name = value, file;
+  int line = -1;
+  const size_t at = value.rfind('@');
+  if (at != std::string::npos) {
+    name = value.substr(0, at);
+    file = value.substr(at + 1);
+    const size_t colon = file.rfind(':');
+    if (colon != std::string::npos && colon + 1 < file.size() &&
+        file.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+      line = std::atoi(file.c_str() + colon + 1);
+      file.resize(colon);
+    }
+  }
+  MRI_Region_Table t;
+  if (MRI_Get_Regions(&t) != MRI_OK) die(("--region " + value).c_str());
+  std::vector<MRI_Region_Spec> named, matching;
+  for (int k = 0; k < t.nr_Elements; ++k) {
+    MRI_Region_Info info;
+    if (MRI_Get_Region_Info(&t.region[k], &info) != MRI_OK || name != info.name) continue;
+    named.push_back(t.region[k]);
+    if (at != std::string::npos && file_matches(info.file, file) && (line < 0 || line == t.region[k].id.line_NR))
+      matching.push_back(t.region[k]);
+  }
+  if (matching.size() == 1) return matching[0];
+  if (named.empty()) {
+    MRI_Find_Region(name.c_str(), &found);  // for its reason
+    die(("--region " + value).c_str());
+  }
+  std::string which;
+  for (const auto& r : named) which += (which.empty() ? "" : ", ") + name + "@" + location(r);
+  if (at == std::string::npos)
+    std::fprintf(stderr, "mri: --region %s: %zu regions have this name; name one of %s\n", value.c_str(),
+                 named.size(), which.c_str());
+  else
+    std::fprintf(stderr, "mri: --region %s: %s of the regions named \"%s\" (%s)\n", value.c_str(),
+                 matching.empty() ? "none" : "more than one", name.c_str(), which.c_str());
+  MRI_Finalize();
+  std::exit(1);
 }
 
 std::string region_name(const MRI_Region_Spec& r) {
@@ -925,9 +1012,7 @@ int cmd_trace(int argc, char** argv) {
   }
   std::vector<MRI_Region_Spec> specs;
   for (const auto& name : region_names) {
-    MRI_Region_Spec r;
-    if (MRI_Find_Region(name.c_str(), &r) != MRI_OK) die(("--region " + name).c_str());
-    specs.push_back(r);
+    specs.push_back(find_region(name));
   }
   MRI_Region_Table table{specs.empty() ? nullptr : specs.data(), int(specs.size())};
   MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
@@ -1294,9 +1379,7 @@ int cmd_hist(int argc, char** argv) {
     }
   }
   for (const auto& name : region_names) {
-    MRI_Region_Spec r;
-    if (MRI_Find_Region(name.c_str(), &r) != MRI_OK) die(("--region " + name).c_str());
-    regions.push_back(r);
+    regions.push_back(find_region(name));
   }
   MRI_Data_Structure_Spec ds{};
   if (!data.empty() && MRI_Find_Data_Structure(data.c_str(), &ds) != MRI_OK) die(("--data " + data).c_str());
