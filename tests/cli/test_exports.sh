@@ -72,6 +72,13 @@ instances=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$5); print $5
 step_instances=$(awk '/^[0-9,]+ .*\* .*:step$/ {gsub(/\([^)]*\)/, ""); gsub(",","",$3); print $3; exit}' annotate.txt)
 [[ $step_instances == 30 ]] || { cat annotate.txt; fail "callgrind_annotate: step's inclusive instances $step_instances, expected 30"; }
 
+# --- A line break in an argument (the command line is in the file):
+# written as a space, not refused after the run.
+"$mri" profile -o callgrind.break -- "$app" steps 2 0 $'two\nlines' >break.txt 2>break.err ||
+  { cat break.err; fail "mri profile -o with a line break in an argument"; }
+grep -qx "cmd: $app steps 2 0 two lines" callgrind.break || fail "callgrind: the command line is not on one line"
+callgrind_annotate callgrind.break >/dev/null || fail "callgrind_annotate cannot read callgrind.break"
+
 # --- --unwind: the functions without annotations between main and child
 # are callers in the call tree (mri_relay 20: child 20 times through
 # relay_outer -> relay_inner).

@@ -523,12 +523,21 @@ constexpr size_t kMaxMetrics = 3;
 // results, and its callee's cost with it. Then the call tree is incomplete,
 // which a warning says; the functions and totals are not. Every region that
 // ran is a function (every region with `all`, as in the table).
+//
+// The format has one record a line and no escapes: a line break in an
+// argument, a region name or a file name (all legal) becomes a space, so
+// that the file is written rather than refused after the whole run.
+std::string one_line(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return s;
+}
+
 void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID time_req, MRI_Request_ID instances_req,
                           const std::vector<MRI_Request_ID>& metric_req, bool all) {
   namespace ex = mri::exporters;
   ex::Profile profile;
-  profile.program = prog[0];
-  for (char** a = prog; *a; ++a) profile.command += std::string(a == prog ? "" : " ") + *a;
+  profile.program = one_line(prog[0]);
+  for (char** a = prog; *a; ++a) profile.command += std::string(a == prog ? "" : " ") + one_line(*a);
   profile.events.push_back("Time_ns");
   profile.event_descriptions.push_back("Execution time (ns)");
   if (g_compensate) {
@@ -545,6 +554,10 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
     profile.event_descriptions.push_back(m);
   }
   const auto index = region_indices(&profile.regions);
+  for (auto& r : profile.regions) {
+    r.name = one_line(r.name);
+    r.file = one_line(r.file);
+  }
   const size_t nev = profile.events.size();
   const size_t comp_column = g_compensate ? 1 : 0;       // TimeComp_ns follows Time_ns
   const size_t instances_column = 1 + comp_column;       // when with_instances
