@@ -13,7 +13,9 @@
 #   - instances nested deeper than the monitor's frames (tests/apps/mri_testapp
 #     "deep") are said not to be measured;
 #   - a program that closes every inherited descriptor ("close_fds") stays
-#     monitored.
+#     monitored;
+#   - without a PROGRAM instance that ended ("crash"), the title says what
+#     the percentages are of.
 #
 #   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
@@ -135,4 +137,12 @@ grep -q "the monitor reported" deep.err && { cat deep.err; fail "deep 255: a rep
 "$mri" profile -- "$app" close_fds 20 >fds.out 2>fds.err || { cat fds.err; fail "profile of close_fds: status $?"; }
 grep -q "is gone; detached" fds.err && { cat fds.err; fail "close_fds: the monitor detached"; }
 [[ $(table_field fds.out step 4) == 20 ]] || { cat fds.out fds.err; fail "close_fds: not 20 instances of step"; }
+# --- No PROGRAM instance ended (abort() inside "main"): the percentages
+# are of the longest region, and the title says so instead of naming the
+# PROGRAM region.
+"$mri" profile -- "$app" crash 3 >crash.out 2>crash.err
+status=$?
+[[ $status == 134 ]] || { cat crash.err; fail "profile of crash 3: status $status, expected 134"; }
+grep -qE '^all threads \(sum over threads; incl % of step [^ ]+:[0-9]+, the longest: no instance of a PROGRAM region ended\)$' crash.out ||
+  { cat crash.out; fail "crash 3: the title does not say what the percentages are of"; }
 echo "profile: all checks passed"

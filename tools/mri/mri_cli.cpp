@@ -825,8 +825,20 @@ int cmd_profile(int argc, char** argv) {
       thread_rows[size_t(t)].push_back(tr);
     }
   }
-  if (total <= 0)
-    for (const auto& r : rows) total = std::max(total, r.incl);
+  // No PROGRAM instance ended (the program was killed, exit() was called
+  // on another thread than the PROGRAM region's, or it has none): the
+  // percentages are of the longest region, and the title says which.
+  std::string title = "all threads (sum over threads; incl % of the PROGRAM region)";
+  if (total <= 0) {
+    const Row* longest = nullptr;
+    for (const auto& r : rows)
+      if (!longest || r.incl > longest->incl) longest = &r;
+    if (longest) {
+      total = longest->incl;
+      title = "all threads (sum over threads; incl % of " + longest->name + " " + longest->where +
+              ", the longest: no instance of a PROGRAM region ended)";
+    }
+  }
 
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
@@ -834,7 +846,7 @@ int cmd_profile(int argc, char** argv) {
               prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
               g_metrics.empty() ? "" : ", counters in events (PAPI or the cache simulator)");
   if (g_compensate) print_calibration(!output.empty(), metric_ri);
-  print_table("all threads (sum over threads; incl % of the PROGRAM region)", rows, sort, total);
+  print_table(title.c_str(), rows, sort, total);
   if (per_thread || nthreads > 1) {
     for (int t = 0; t < nthreads; ++t) {
       MRI_Active_Object_Spec ao{MRI_THREAD, prof->element[0].per_active_object[t].active_object.id};
