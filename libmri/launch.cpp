@@ -82,6 +82,15 @@ bool resolve_program(const char* path, std::string& resolved, std::string& why) 
 
 void kill_and_reap() {
   if (s.pid > 0 && !s.reaped) {
+    // The process that claimed the segment, when the tool started it
+    // through a wrapper (a shell script): killing only the wrapper left it
+    // running, and once the tool was gone it ran on unmonitored. Its pid is
+    // still its own while it is attached (the tool and it: 2).
+    const uint32_t claimed = s.view.base ? sync::load(s.view.header()->app.app_pid) : 0;
+    struct shmid_ds ds;
+    if (claimed != 0 && pid_t(claimed) != s.pid && s.shmid >= 0 && shmctl(s.shmid, IPC_STAT, &ds) == 0 &&
+        ds.shm_nattch >= 2)
+      kill(pid_t(claimed), SIGKILL);
     kill(s.pid, SIGKILL);
     int st = 0;
     if (waitpid(s.pid, &st, 0) == s.pid) s.wait_status = st;
@@ -330,9 +339,17 @@ int load_application(const char* path, char* const argv[]) {
                   program.c_str(), st.c_str());
     }
     if (sync::monotonic_ns() > deadline) {
+      // Claimed: libmonitor attached (a constructor), but the program has
+      // not reached its first annotated event; "is it built with
+      // libmonitor?" would send the user the wrong way.
+      const bool attached = sync::load(a.app_pid) != 0;
       kill_and_reap();
       release_segment();
       s.loaded = false;
+      if (attached)
+        return fail("%s attached but did not reach its first annotated region or Monitor_Init() within %d ms "
+                    "(MRI_LOAD_TIMEOUT_MS): call Monitor_Init() early in main(), or raise MRI_LOAD_TIMEOUT_MS",
+                    program.c_str(), timeout_ms);
       return fail("%s did not attach within %d ms (MRI_LOAD_TIMEOUT_MS): is it built with libmonitor?",
                   program.c_str(), timeout_ms);
     }

@@ -42,6 +42,7 @@
  *                                     thread leaves "main" and calls pthread_exit()
  *   mri_testapp init_exit CODE        Monitor_Init() (waits for the tool's release),
  *                                     then exit(CODE) before any region
+ *   mri_testapp late_start MS         sleep MS ms before the first region, then one "step"
  *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
  *                                     the first region (its regions are not yet
  *                                     published), then N "step"s in "main"
@@ -248,6 +249,7 @@ int main(int argc, char **argv)
         Monitor_Init();
         exit(arg_int(argc, argv, 2));
     }
+    if (argc == 3 && strcmp(argv[1], "late_start") == 0) sleep_ms(arg_int(argc, argv, 2));
     if (argc == 4 && strcmp(argv[1], "early_dlclose") == 0) {
         void *module;
         if (!load_plugin(argv[2], &module)) return 3;
@@ -337,6 +339,8 @@ int main(int argc, char **argv)
                 break;
             }
         }
+    } else if (strcmp(mode, "late_start") == 0) {
+        one_step(0);
     } else if (strcmp(mode, "deep") == 0) {
         if (deep(arg_int(argc, argv, 2)) != arg_int(argc, argv, 2)) return 3;
     } else if (strcmp(mode, "close_fds") == 0) {

@@ -15,7 +15,10 @@
 #   - a program that closes every inherited descriptor ("close_fds") stays
 #     monitored;
 #   - without a PROGRAM instance that ended ("crash"), the title says what
-#     the percentages are of.
+#     the percentages are of;
+#   - a program that attached but does not reach its first region within
+#     MRI_LOAD_TIMEOUT_MS ("late_start"), also one started by a shell, is
+#     said to be so, and is ended.
 #
 #   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
@@ -145,4 +148,21 @@ status=$?
 [[ $status == 134 ]] || { cat crash.err; fail "profile of crash 3: status $status, expected 134"; }
 grep -qE '^all threads \(sum over threads; incl % of step [^ ]+:[0-9]+, the longest: no instance of a PROGRAM region ended\)$' crash.out ||
   { cat crash.out; fail "crash 3: the title does not say what the percentages are of"; }
+# --- Attached (libmonitor's constructor ran) but not at its first region
+# within the load timeout: not "is it built with libmonitor?". Started by
+# a shell that is not built with libmonitor, the program is ended with the
+# shell (it ran on, unmonitored, after mri had given up).
+MRI_LOAD_TIMEOUT_MS=300 "$mri" profile -- "$app" late_start 60000 >late.out 2>late.err
+status=$?
+[[ $status == 1 ]] || { cat late.err; fail "late_start: status $status, expected 1"; }
+grep -q "mri_testapp attached but did not reach its first annotated region or Monitor_Init() within 300 ms" late.err ||
+  { cat late.err; fail "late_start: not said to be attached"; }
+printf '#!/bin/sh\n"%s" late_start 60000\n' "$app" >late.sh && chmod +x late.sh
+MRI_LOAD_TIMEOUT_MS=300 "$mri" profile -- ./late.sh >late.out 2>late.err
+status=$?
+[[ $status == 1 ]] || { cat late.err; fail "late.sh: status $status, expected 1"; }
+grep -q "late.sh attached but did not reach" late.err || { cat late.err; fail "late.sh: not said to be attached"; }
+left=$(pgrep -f -- "$app late_start 60000" | while read -r p; do
+         s=$(ps -o stat= -p "$p") && [[ $s != Z* ]] && echo "$p"; done)
+if [[ -n $left ]]; then kill -KILL $left; fail "late.sh: the program still runs after mri gave up"; fi
 echo "profile: all checks passed"
