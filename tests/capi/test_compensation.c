@@ -202,7 +202,8 @@ static void steps(MRI_Request_ID id, double *raw, double *comp) { steps_checked(
 /* One run: the share of the overhead the children's measurement added that
  * the compensation left (0: all removed), or NAN when the run says nothing
  * about the compensation, because the machine ran the children at another
- * speed than the calibration. Since each parent instance loses exactly N
+ * speed than the calibration, or the parent alone at another speed than
+ * the run. Since each parent instance loses exactly N
  * calibrated Delta_i (expect_removal), the share is about 1 - Delta_i /
  * (what each child added), and the bound of 50% either way is: each child
  * added between 2/3 of Delta_i and twice it. Beyond, the cause is the
@@ -218,7 +219,18 @@ static double left_share(const char *what, int kind, double t0, double raw, doub
     print_message("%s: parent alone %.0f ns, with %s children measured %.0f ns raw, %.0f ns compensated "
                   "(%.1f%% of the added overhead left)\n",
                   what, t0, CHILDREN, raw, comp, 100.0 * (comp - t0) / (raw - t0));
-    if (raw - t0 < 0.2 * t0) fail_msg("measuring the children added only %.0f ns to %.0f ns", raw - t0, t0);
+    /* Measured 20000 times, the children add at least their calibrated
+     * cost, a multiple of the parent's own time. Less than a fifth of it
+     * says the parent alone ran in a slow spell of the machine and the
+     * measured run in a fast one (seen: 1.25 ms alone, 1.26 ms with the
+     * children measured, against 0.33 and 1.05 ms in the run before): a
+     * disturbed run, repeated like the next check's. */
+    if (raw - t0 < 0.2 * t0) {
+        print_message("%s: measuring the children added only %.0f ns to %.0f ns: the machine ran the parent alone "
+                      "slower than this run\n",
+                      what, raw - t0, t0);
+        return NAN;
+    }
     MRI_Overhead_Calibration c;
     assert_int_equal(MRI_Get_Overhead_Calibration(&c), MRI_OK);
     const double per_child = (raw - t0) / atof(CHILDREN), delta = c.kind[kind].delta_inclusive;
@@ -237,8 +249,9 @@ static int accepted(const char *what, double share, int *repeats)
 {
     if (!isnan(share)) return 1;
     if (++*repeats > MAX_REPEATS)
-        fail_msg("%s: %d runs whose children cost more than twice, or less than 2/3 of, their calibration", what,
-                 *repeats);
+        fail_msg("%s: %d runs whose children cost more than twice, or less than 2/3 of, their calibration, or "
+                 "added less than a fifth of the parent's time",
+                 what, *repeats);
     return 0;
 }
 
