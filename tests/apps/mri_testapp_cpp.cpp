@@ -7,6 +7,9 @@
 //   mri_testapp_cpp deep DEPTH         the same, and 4 ms in the outermost instance after
 //                                      the recursion returned
 //   mri_testapp_cpp throw N            N calls of "thrower", each left by an exception
+//   mri_testapp_cpp nest N             "beside", then "outer" with N instances of "inner"
+//                                      nested in it, then "beside" again: scopes the tool
+//                                      learns of only as they first run
 #include <time.h>
 
 #include <cstdio>
@@ -44,12 +47,24 @@ void thrower() {
   throw std::runtime_error("leaves the region");
 }
 
+void inner() { MONITOR_SCOPE(MRI_REGION_BLOCK, "inner"); }
+
+void beside() {
+  MONITOR_SCOPE(MRI_REGION_BLOCK, "beside");
+  inner();  // an "inner" outside "outer"
+}
+
+void outer(int n) {
+  MONITOR_SCOPE(MRI_REGION_ROUTINE, "outer");
+  for (int i = 0; i < n; ++i) inner();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   MONITOR_SCOPE(MRI_REGION_PROGRAM, "main");
   if (argc < 3) {
-    std::fprintf(stderr, "usage: mri_testapp_cpp recurse DEPTH | deep DEPTH | throw N\n");
+    std::fprintf(stderr, "usage: mri_testapp_cpp recurse DEPTH | deep DEPTH | throw N | nest N\n");
     return 2;
   }
   const int n = std::atoi(argv[2]);
@@ -67,6 +82,10 @@ int main(int argc, char** argv) {
       }
     }
     if (caught != n) return 1;
+  } else if (std::strcmp(argv[1], "nest") == 0) {
+    beside();
+    outer(n);
+    beside();
   } else {
     return 2;
   }
