@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `mri trace` at its edges, and every output of `mri` under a file-size
 # limit (ulimit -f), on tests/apps/mri_testapp, examples/gauss and, for
-# `mri hist`, gauss_cachesim when the build has it.
+# `mri hist`, gauss_cachesim when the build has it; --region of C++ scopes
+# on tests/apps/mri_testapp_cpp.
 #
-#   test_trace.sh MRI TESTAPP GAUSS GAUSS_CACHESIM|- SAME_NAME WORKDIR
+#   test_trace.sh MRI TESTAPP GAUSS GAUSS_CACHESIM|- SAME_NAME TESTAPP_CPP WORKDIR
 set -uo pipefail
-mri=$1 app=$2 gauss=$3 cachesim=$4 same_name=$5 work=$6
+mri=$1 app=$2 gauss=$3 cachesim=$4 same_name=$5 app_cpp=$6 work=$7
 [[ $cachesim == - ]] && cachesim=
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -125,4 +126,49 @@ for value in part@part.c part@three/part.c; do
   grep -q "^mri: --region $value: .* of the regions named \"part\" (part@one/part.c:" err.txt ||
     { cat err.txt; fail "--region $value: the regions are not listed"; }
 done
+
+# --- --region of a C++ scope's region, which the program publishes only
+# when the scope first runs (after mri looked the names up): every region
+# is traced and the archiver keeps the named region's instances and the
+# regions nested in them, nothing else. "nest 3" runs beside{inner},
+# outer{inner inner inner}, beside{inner}, then inline_helper, all inside
+# main (the one region published at the start).
+# events FILE: "NAME ENTERS LEAVES" for every region with events in the
+# VTF3 FILE, by name, on one line.
+events() {
+  awk '$1 == "DEFSTATE" { n = $4; gsub(/"/, "", n); name[$3] = n }  # DEFSTATE ACTIVITY ID "NAME" ...
+       $2 == "DOWNTO" { e[name[$3]]++; seen[name[$3]] = 1 }
+       $2 == "UPFROM" { l[name[$3]]++; seen[name[$3]] = 1 }
+       END { for (k in seen) print k, e[k] + 0, l[k] + 0 }' "$1" | sort | tr '\n' ' '
+}
+# late EXPECTED ARGS...: trace with ARGS into late.vtf, which must hold
+# exactly EXPECTED, and stderr must say once that every region is traced.
+late() {
+  local expected=$1; shift
+  "$mri" trace -o late.vtf "$@" >out.txt 2>err.txt
+  status=$?
+  [[ $status == 0 ]] || { cat err.txt; fail "trace $*: status $status"; }
+  [[ $(grep -c 'no region of this name is published yet' err.txt) == 1 ]] ||
+    { cat err.txt; fail "trace $*: not one word that the region is not published yet"; }
+  grep -q 'every region is traced' err.txt || { cat err.txt; fail "trace $*: no word that every region is traced"; }
+  grep -q 'outside the --region instances left out' err.txt || { cat err.txt; fail "trace $*: no count of left out records"; }
+  local got; got=$(events late.vtf)
+  [[ $got == "$expected" ]] || fail "trace $*: events '$got', expected '$expected'"
+}
+late "inner 3 3 outer 1 1 " --region outer -- "$app_cpp" nest 3
+late "outer 1 1 " --region outer --no-subregions -- "$app_cpp" nest 3
+late "inner 5 5 " --region inner --no-subregions -- "$app_cpp" nest 3
+late "recurse 4 4 " --region recurse -- "$app_cpp" recurse 4
+# NAME@FILE for a late region: FILE a trailing part of its path.
+late "inner 3 3 outer 1 1 " --region outer@mri_testapp_cpp.cpp -- "$app_cpp" nest 3
+# A published region among them keeps its name's meaning.
+late "main 1 1 outer 1 1 " --region main --region outer --no-subregions -- "$app_cpp" nest 3
+# A name no region took during the run: status 1, the name, no file.
+"$mri" trace -o none.vtf --region outre -- "$app_cpp" nest 3 >out.txt 2>err.txt
+status=$?
+[[ $status == 1 ]] || { cat err.txt; fail "--region outre: status $status, expected 1"; }
+grep -q '^mri: --region outre: the program published no region of this name during the run' err.txt ||
+  { cat err.txt; fail "--region outre: no word that no such region was published"; }
+[[ ! -e none.vtf ]] || fail "--region outre: none.vtf left behind"
+grep -q 'wrote none.vtf' err.txt && { cat err.txt; fail "--region outre: says it wrote none.vtf"; }
 echo "trace: all checks passed"

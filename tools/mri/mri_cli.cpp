@@ -220,22 +220,62 @@ std::string location(const MRI_Region_Spec& r) {
 // when several regions share NAME (FILE: the file's path, or a trailing
 // part of it at a '/', as the location column shows it). Dies with the
 // candidates when the value names none or several.
+// A --region value taken apart: NAME, and FILE and LINE when given
+// (LINE -1: any line; `at`: whether the value had an '@').
+struct RegionValue {
+  std::string value, name, file;
+  int line = -1;
+  bool at = false;
+};
+
+RegionValue parse_region_value(const std::string& value) {
+  RegionValue v{value, value, "", -1, false};
+  const size_t at = value.rfind('@');
+  if (at == std::string::npos) return v;
+  v.at = true;
+  v.name = value.substr(0, at);
+  v.file = value.substr(at + 1);
+  const size_t colon = v.file.rfind(':');
+  if (colon != std::string::npos && colon + 1 < v.file.size() &&
+      v.file.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+    v.line = std::atoi(v.file.c_str() + colon + 1);
+    v.file.resize(colon);
+  }
+  return v;
+}
+
+// Whether a region called `name`, in `file` at `line`, is one `v` names.
+// The whole value is also taken as a name, as MRI_Find_Region() takes it
+// (a region name may hold an '@').
+bool region_value_matches(const RegionValue& v, const std::string& name, const std::string& file, int line) {
+  if (name == v.value) return true;
+  return name == v.name && (!v.at || (file_matches(file, v.file) && (v.line < 0 || v.line == line)));
+}
+
+// Whether the program has published a region `value` could name: one
+// called `value`, or NAME of NAME@FILE[:LINE] (whatever its file: a
+// FILE that fits none of them is find_region()'s error, with the list).
+bool region_name_published(const std::string& value) {
+  MRI_Region_Spec found{};
+  if (MRI_Find_Region(value.c_str(), &found) == MRI_OK) return true;
+  const RegionValue v = parse_region_value(value);
+  MRI_Region_Table t;
+  if (MRI_Get_Regions(&t) != MRI_OK) return false;
+  for (int k = 0; k < t.nr_Elements; ++k) {
+    MRI_Region_Info info;
+    if (MRI_Get_Region_Info(&t.region[k], &info) == MRI_OK && (v.name == info.name || v.value == info.name))
+      return true;
+  }
+  return false;
+}
+
 MRI_Region_Spec find_region(const std::string& value) {
   MRI_Region_Spec found{};
   if (MRI_Find_Region(value.c_str(), &found) == MRI_OK) return found;
-  std::string name = value, file;
-  int line = -1;
-  const size_t at = value.rfind('@');
-  if (at != std::string::npos) {
-    name = value.substr(0, at);
-    file = value.substr(at + 1);
-    const size_t colon = file.rfind(':');
-    if (colon != std::string::npos && colon + 1 < file.size() &&
-        file.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
-      line = std::atoi(file.c_str() + colon + 1);
-      file.resize(colon);
-    }
-  }
+  const RegionValue v = parse_region_value(value);
+  const std::string& name = v.name;
+  const std::string& file = v.file;
+  const int line = v.line;
   MRI_Region_Table t;
   if (MRI_Get_Regions(&t) != MRI_OK) die(("--region " + value).c_str());
   std::vector<MRI_Region_Spec> named, matching;
@@ -243,7 +283,7 @@ MRI_Region_Spec find_region(const std::string& value) {
     MRI_Region_Info info;
     if (MRI_Get_Region_Info(&t.region[k], &info) != MRI_OK || name != info.name) continue;
     named.push_back(t.region[k]);
-    if (at != std::string::npos && file_matches(info.file, file) && (line < 0 || line == t.region[k].id.line_NR))
+    if (v.at && file_matches(info.file, file) && (line < 0 || line == t.region[k].id.line_NR))
       matching.push_back(t.region[k]);
   }
   if (matching.size() == 1) return matching[0];
@@ -253,7 +293,7 @@ MRI_Region_Spec find_region(const std::string& value) {
   }
   std::string which;
   for (const auto& r : named) which += (which.empty() ? "" : ", ") + name + "@" + location(r);
-  if (at == std::string::npos)
+  if (!v.at)
     std::fprintf(stderr, "mri: --region %s: %zu regions have this name; name one of %s\n", value.c_str(),
                  named.size(), which.c_str());
   else
@@ -883,8 +923,49 @@ struct Archiver {
   unsigned long long records = 0;
   time_t last_progress = 0;
   bool progress = false;
+
+  // --region values naming no region published at the start (a C++ scope
+  // publishes its region when it first runs): the monitor then traces
+  // every region, and the archiver keeps the records of the named
+  // regions' instances and, with `subregions`, of those nested in them on
+  // the same thread. The names are matched as regions get published.
+  bool filtering = false;
+  bool subregions = true;
+  std::vector<RegionValue> late;          // the values of regions not published at the start
+  std::vector<uint8_t> selected;          // by region id: named by a --region value
+  std::vector<uint32_t> open_depth;       // by thread: instances open since the outermost selected one entered (0: outside)
+  unsigned long long left_out = 0;        // records outside the --region instances
 };
 Archiver g_archiver;
+
+// Marks the regions published during the run, from `first` on, that a
+// late --region value names. (Those the other values name were published
+// at the start and marked then.)
+void select_regions(Archiver& a, const std::vector<mri::exporters::Region>& all, size_t first) {
+  if (!a.filtering) return;
+  a.selected.resize(all.size(), 0);
+  for (size_t r = first; r < all.size(); ++r)
+    for (const auto& v : a.late) a.selected[r] = a.selected[r] || region_value_matches(v, all[r].name, all[r].file, all[r].line);
+}
+
+// Whether the record of `region` (entered or left) on `thread` is kept: it
+// belongs to an instance of a selected region or, with subregions, lies
+// inside one. Enters and leaves nest per thread (a region left by an
+// exception or longjmp is left by its guard), so a depth tells inside from
+// outside.
+bool keep_record(Archiver& a, int thread, uint32_t region, bool enter) {
+  const bool named = region < a.selected.size() && a.selected[region];
+  if (!a.subregions) return named;
+  if (size_t(thread) >= a.open_depth.size()) a.open_depth.resize(size_t(thread) + 1, 0);
+  uint32_t& depth = a.open_depth[size_t(thread)];
+  if (depth == 0) {
+    if (!enter || !named) return false;
+    depth = 1;
+    return true;
+  }
+  depth = enter ? depth + 1 : depth - 1;
+  return true;
+}
 
 bool add_location(Archiver& a, int thread) {
   if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)]) return true;
@@ -922,7 +1003,9 @@ bool region_of(Archiver& a, const MRI_Region_Spec& spec, uint32_t& id) {
   auto fresh = region_indices(&all);
   for (const auto& r : all)  // ids are publication order: the new ones come after the known ones
     if (r.id >= a.regions.size() && !a.writer->add_region(r, a.error)) return false;
+  const size_t known = a.regions.size();
   a.regions = fresh;
+  select_regions(a, all, known);
   it = a.regions.find(key_of(spec));
   if (it == a.regions.end()) {
     a.error = "a trace record names a region the program never published";
@@ -944,12 +1027,18 @@ void archive_records() {
     for (int i = 0; i < n; ++i) {
       const MRI_Trace_Element_Spec& r = chunk[i];
       uint32_t region;
-      if (!add_location(a, r.active_object.id) || !region_of(a, r.region, region)) break;
+      if (!region_of(a, r.region, region)) break;
+      const bool enter = r.data == MRI_TRACE_ENTER;
+      if (a.filtering && !keep_record(a, r.active_object.id, region, enter)) {
+        ++a.left_out;
+        continue;
+      }
+      if (!add_location(a, r.active_object.id)) break;
       mri::exporters::TraceEvent ev;
       ev.timestamp = r.timestamp;
       ev.location = uint32_t(r.active_object.id);
       ev.region = region;
-      ev.kind = r.data == MRI_TRACE_ENTER ? mri::exporters::EventKind::Enter : mri::exporters::EventKind::Leave;
+      ev.kind = enter ? mri::exporters::EventKind::Enter : mri::exporters::EventKind::Leave;
       a.events.push_back(ev);
     }
     if (a.error.empty()) a.writer->write(a.events.data(), a.events.size(), a.error);
@@ -1037,16 +1126,46 @@ int cmd_trace(int argc, char** argv) {
   }
   std::vector<MRI_Region_Spec> specs;
   for (const auto& name : region_names) {
-    specs.push_back(find_region(name));
+    if (region_name_published(name))
+      specs.push_back(find_region(name));
+    else
+      a.late.push_back(parse_region_value(name));
+  }
+  if (!a.late.empty()) {
+    // The monitor can only be asked for regions it has published; the
+    // others are picked out of a trace of every region here.
+    a.filtering = true;
+    a.subregions = subregions;
+    a.selected.assign(defs.regions.size(), 0);
+    for (const auto& spec : specs) a.selected[a.regions.at(key_of(spec))] = 1;
+    specs.clear();
+    for (const auto& v : a.late)
+      std::fprintf(stderr, "mri: --region %s: no region of this name is published yet (a C++ scope publishes its region "
+                   "when it first runs): every region is traced and only the records of %s are kept (more overhead than "
+                   "tracing published regions)\n", v.value.c_str(),
+                   subregions ? "its instances and of the regions nested in them" : "its instances");
   }
   MRI_Region_Table table{specs.empty() ? nullptr : specs.data(), int(specs.size())};
   MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
   if (MRI_Register_Call_Back_Function(archive_records) != MRI_OK) die("call-back");
   const MRI_Request_ID request = MRI_Trace_Request(&ev, &table, nullptr, nullptr);
   if (request < 0) die("trace request");
-  if (!subregions && MRI_Set_Trace_Subregions(request, 0) != MRI_OK) die("--no-subregions");
+  if (!subregions && !a.filtering && MRI_Set_Trace_Subregions(request, 0) != MRI_OK) die("--no-subregions");
   start(prog[0]);
   run_to_end();
+  // A late --region value that no region published during the run
+  // matched: a misspelt name, or a scope that never ran. Its trace would
+  // hold nothing it asked for, so none is written.
+  std::string never_published;
+  if (a.filtering) {
+    std::vector<ex::Region> all;
+    region_indices(&all);
+    for (const auto& v : a.late) {
+      bool seen = false;
+      for (const auto& r : all) seen = seen || region_value_matches(v, r.name, r.file, r.line);
+      if (!seen) never_published += (never_published.empty() ? "" : ", ") + v.value;
+    }
+  }
   // MRI_Wait returned TERMINATED: the final call-back has run.
   if (a.progress) std::fprintf(stderr, "\n");
   unsigned long long emitted = 0, discarded = 0;
@@ -1059,26 +1178,35 @@ int cmd_trace(int argc, char** argv) {
       emitted += st.emitted;
       discarded += st.discarded;
     }
-  if (a.error.empty()) a.writer->finish(a.error);
+  if (a.error.empty() && never_published.empty()) a.writer->finish(a.error);
   // A killed program's threads could not publish their last records: a
   // thread makes its records visible 16 at a time (docs/api.md,
   // "Accounting"), and those it had not are neither delivered nor counted
   // as emitted. Nothing to say about the file when it was not written.
   const std::string killed_note =
-      a.error.empty() ? output + " holds the records written up to then; the last ones of each thread (up to 15: a "
+      a.error.empty() && never_published.empty() ? output + " holds the records written up to then; the last ones of each thread (up to 15: a "
                                  "thread publishes its records 16 at a time) may be missing and are not counted as "
                                  "emitted, and regions still open have an enter without a leave"
                       : "";
   const int code = final_status(prog[0], killed_note.c_str());
+  if (!never_published.empty()) {
+    a.writer.reset();  // removes what it wrote
+    std::fprintf(stderr, "mri: --region %s: the program published no region of this name during the run (no such "
+                 "region, or it never ran): %s not written\n", never_published.c_str(), output.c_str());
+    MRI_Finalize();
+    return 1;
+  }
   if (!a.error.empty()) {
     std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(),
                  reason_only(a.error, output).c_str());
     MRI_Finalize();
     return 1;
   }
-  std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu thread%s; %llu records emitted, %llu discarded\n",
+  const std::string left_out =
+      a.filtering ? "; " + std::to_string(a.left_out) + " outside the --region instances left out" : "";
+  std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu thread%s; %llu records emitted, %llu discarded%s\n",
                output.c_str(), fmt == ex::TraceFormat::Otf2 ? "OTF2" : "VTF3", (unsigned long long)a.writer->events_written(),
-               a.threads, a.threads == 1 ? "" : "s", emitted, discarded);
+               a.threads, a.threads == 1 ? "" : "s", emitted, discarded, left_out.c_str());
   MRI_Finalize();
   return code;
 }
@@ -1404,6 +1532,21 @@ int cmd_hist(int argc, char** argv) {
     }
   }
   for (const auto& name : region_names) {
+    // The monitor counts a histogram's events inside the instances of the
+    // regions requested; nothing after the counting can pick out the
+    // instances of a region it was not asked for (unlike a trace, which
+    // holds every enter and leave), and it can only be asked for regions
+    // published when the request is made, before the run.
+    if (!region_name_published(name)) {
+      std::fprintf(stderr, "mri: --region %s: the program publishes no region of this name at its start. hist "
+                   "counts inside the instances of regions requested before the run, so it cannot count in a C++ "
+                   "scope's region (MONITOR_SCOPE, MONITOR_FUNCTION), which is published only when it first runs: "
+                   "name a region published at the start that encloses it ('mri regions -- PROGRAM' lists them), "
+                   "or trace the scope with 'mri trace --region %s'\n",
+                   name.c_str(), name.c_str());
+      MRI_Finalize();
+      return 1;
+    }
     regions.push_back(find_region(name));
   }
   MRI_Data_Structure_Spec ds{};
