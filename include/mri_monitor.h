@@ -76,8 +76,9 @@ MONITOR_API void Monitor_Register_Regions(Monitor_Region_Descriptor *begin, Moni
  * holds `address_in_module`, those of its section and those its C++ scopes
  * registered: called by a destructor that this header puts into every
  * translation unit, so that a module unloaded with dlclose() is no longer
- * touched. Its regions stay published; loaded again, the module registers
- * them again and they keep their ids. */
+ * touched. Its regions stay published (not yet published, they are kept
+ * as copies and published with the rest); loaded again, the module
+ * registers them again and they keep their ids. */
 MONITOR_API void Monitor_Unregister_Module(const void *address_in_module);
 
 /* Registers one descriptor that is not in the "mri_regions" section (the
