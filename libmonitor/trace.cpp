@@ -140,14 +140,20 @@ void trace_append_slow(ThreadState* ts, const proto::TraceRecord& rec) {
   count_discarded(ts, 1);
 }
 
-bool trace_drain_stash(ThreadState* ts) {
-  if (!ts->ring) return true;
+namespace {
+// Moves the stashed records into the ring, waiting for room within the
+// bound; what still does not fit then (or once the tool is gone) is
+// counted as discarded. At the end (`at_end`) the wait ignores the mode;
+// otherwise a stop of the world ends it and false is returned, the records
+// still stashed.
+bool move_stash(ThreadState* ts, bool at_end) {
+  if (!ts->ring || ts->stashed == 0) return true;
   for (;;) {
     refresh_limit(ts);
     drain_stash(ts);
     if (ts->stashed == 0) return true;
     if (ts->trace_gave_up) break;
-    const WaitResult w = wait_for_room(ts, false);
+    const WaitResult w = wait_for_room(ts, at_end);
     if (w == WaitResult::kRoom) continue;
     if (w == WaitResult::kStopping) return false;
     ts->trace_gave_up = true;  // gone, or the bound expired
@@ -156,17 +162,11 @@ bool trace_drain_stash(ThreadState* ts) {
   trace_discard_stash(ts);
   return true;
 }
+}  // namespace
 
-void trace_flush_stash(ThreadState* ts) {
-  if (!ts->ring || ts->stashed == 0) return;
-  for (;;) {
-    refresh_limit(ts);
-    drain_stash(ts);
-    if (ts->stashed == 0) return;
-    if (ts->trace_gave_up || wait_for_room(ts, true) != WaitResult::kRoom) break;
-  }
-  trace_discard_stash(ts);
-}
+bool trace_drain_stash(ThreadState* ts) { return move_stash(ts, false); }
+
+void trace_flush_stash(ThreadState* ts) { move_stash(ts, true); }
 
 void trace_discard_stash(ThreadState* ts) {
   if (ts->stashed && ts->ring_head) count_discarded(ts, ts->stashed);
