@@ -309,6 +309,10 @@ void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);
+// A copy of `d` with its own name and file, for a descriptor the monitor
+// keeps for the process's life (a region found by unwinding, a module's
+// region not yet published when the module went away).
+Monitor_Region_Descriptor* lasting_descriptor(const Monitor_Region_Descriptor& d);
 // Monitor_Register_Region with g.control_mutex held by the caller.
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();

@@ -882,12 +882,7 @@ void Monitor_Unregister_Module(const void* address_in_module) {
     // Monitor_Final ends it: requests in place for a program that never
     // ran a region.
     for (auto*& d : g.descriptors)
-      if (in_module(d)) {
-        auto* copy = new Monitor_Region_Descriptor(*d);  // reachable from g.descriptors for good
-        copy->name = d->name ? strdup(d->name) : nullptr;
-        copy->file = d->file ? strdup(d->file) : nullptr;
-        d = copy;
-      }
+      if (in_module(d)) d = lasting_descriptor(*d);
     std::erase_if(g.modules, in_module);
     return;
   }
@@ -908,6 +903,13 @@ int Monitor_Register_Region(Monitor_Region_Descriptor* d) {
 }  // extern "C"
 
 namespace mri::monitor {
+
+Monitor_Region_Descriptor* lasting_descriptor(const Monitor_Region_Descriptor& d) {
+  auto* copy = new Monitor_Region_Descriptor(d);
+  copy->name = d.name ? strdup(d.name) : nullptr;
+  copy->file = d.file ? strdup(d.file) : nullptr;
+  return copy;
+}
 
 // Monitor_Register_Region with g.control_mutex held by the caller.
 int register_region_locked(Monitor_Region_Descriptor* d) {

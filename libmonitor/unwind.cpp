@@ -94,14 +94,14 @@ int32_t function_region(uint64_t start, unw_cursor_t* cursor) {
     file = info.dli_fname[0] ? info.dli_fname : "?";
     base = reinterpret_cast<uint64_t>(info.dli_fbase);
   }
+  Monitor_Region_Descriptor found{};
+  found.type = MRI_REGION_FUNCTION;
+  found.id = -1;
+  found.name = name.c_str();
+  found.file = file.c_str();
+  found.line = int(start - base);  // the function's offset in its object file
   // Lives as long as the process, like the static descriptors.
-  auto* d = new Monitor_Region_Descriptor{};
-  d->type = MRI_REGION_FUNCTION;
-  d->id = -1;
-  d->name = strdup(name.c_str());
-  d->file = strdup(file.c_str());
-  d->line = int(start - base);  // the function's offset in its object file
-  const int32_t id = register_region_locked(d);
+  const int32_t id = register_region_locked(lasting_descriptor(found));
   g.function_regions->emplace(start, id);
   return id;
 }
