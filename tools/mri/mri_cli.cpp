@@ -218,10 +218,6 @@ std::string location(const MRI_Region_Spec& r) {
   return shown_file(r.id.file_ID) + ":" + std::to_string(r.id.line_NR);
 }
 
-// The region a --region value names: NAME, or NAME@FILE or NAME@FILE:LINE
-// when several regions share NAME (FILE: the file's path, or a trailing
-// part of it at a '/', as the location column shows it). Dies with the
-// candidates when the value names none or several.
 // A --region value taken apart: NAME, and FILE and LINE when given
 // (LINE -1: any line; `at`: whether the value had an '@').
 struct RegionValue {
@@ -271,13 +267,15 @@ bool region_name_published(const std::string& value) {
   return false;
 }
 
+// The region a --region value names: NAME, or NAME@FILE or NAME@FILE:LINE
+// when several regions share NAME (FILE: the file's path, or a trailing
+// part of it at a '/', as the location column shows it). Dies with the
+// candidates when the value names none or several.
 MRI_Region_Spec find_region(const std::string& value) {
   MRI_Region_Spec found{};
   if (MRI_Find_Region(value.c_str(), &found) == MRI_OK) return found;
   const RegionValue v = parse_region_value(value);
   const std::string& name = v.name;
-  const std::string& file = v.file;
-  const int line = v.line;
   MRI_Region_Table t;
   if (MRI_Get_Regions(&t) != MRI_OK) die(("--region " + value).c_str());
   std::vector<MRI_Region_Spec> named, matching;
@@ -285,8 +283,7 @@ MRI_Region_Spec find_region(const std::string& value) {
     MRI_Region_Info info;
     if (MRI_Get_Region_Info(&t.region[k], &info) != MRI_OK || name != info.name) continue;
     named.push_back(t.region[k]);
-    if (v.at && file_matches(info.file, file) && (line < 0 || line == t.region[k].id.line_NR))
-      matching.push_back(t.region[k]);
+    if (v.at && region_value_matches(v, info.name, info.file, t.region[k].id.line_NR)) matching.push_back(t.region[k]);
   }
   if (matching.size() == 1) return matching[0];
   if (named.empty()) {
@@ -1558,8 +1555,8 @@ int cmd_hist(int argc, char** argv) {
   const MRI_Request_ID req = MRI_Histogram_Request(&ri, &rt, nullptr, &vt, &bins);
   if (req < 0) die("histogram request");
   // The instances of those regions: whether the histogram counted anything
-  // at all (the program may end before its first region even after the
-  // request was applied, at a release that came as it was ending).
+  // at all (a program released with the request in place may still exit
+  // before any of them ended: Monitor_Init() first thing, then exit()).
   MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
   MRI_Aggregation_Spec sum{MRI_SUM, MRI_PER_PROCESS};
   const MRI_Request_ID instances_req = MRI_Aggregate_Request(&n, &rt, nullptr, nullptr, &sum);
