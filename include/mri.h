@@ -492,10 +492,14 @@ int MRI_Get_Data(MRI_Request_ID request, void **results);
  * makes it wait.
  *
  * The call-back may call any MRI function except MRI_Finalize,
- * MRI_Application_Load and MRI_Application_Finish; it runs concurrently
- * with the tool's other threads. When the application has terminated,
- * MRI_Wait() returns only after the final call-back returned, so every
- * record has been delivered (or counted as discarded) by then.
+ * MRI_Application_Load, MRI_Application_Finish, MRI_Wait and
+ * MRI_Wait_Timeout, which fail at once with the reason (a wait there would
+ * hold up the thread that makes room for the records: the application
+ * would wait for room, then discard records; MRI_No_Wait() tells the
+ * status). It runs concurrently with the tool's other threads. When the
+ * application has terminated, MRI_Wait() returns only after the final
+ * call-back returned, so every record has been delivered (or counted as
+ * discarded) by then.
  * Without a call-back, records stay in the tool-side buffer and any one
  * thread of the tool may fetch them at any time. While the application is
  * stopped or after it terminated, the Get functions first move in what the
@@ -581,11 +585,13 @@ typedef struct {
 
 /* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)
  * or has terminated. Returns MRI_APPLICATION_STOPPED or
- * MRI_APPLICATION_TERMINATED, or MRI_Error (no application). */
+ * MRI_APPLICATION_TERMINATED, or MRI_Error (not initialised, no
+ * application, called from the trace call-back). */
 int MRI_Wait(void);
 
 /* Like MRI_Wait() but bounded: returns MRI_APPLICATION_RUNNING when the
- * timeout (milliseconds) expires first. */
+ * timeout (milliseconds) expires first. Errors: as MRI_Wait(), a negative
+ * timeout. */
 int MRI_Wait_Timeout(int timeout_ms);
 
 /* Returns the status without blocking: MRI_APPLICATION_RUNNING, _STOPPED,

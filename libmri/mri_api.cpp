@@ -186,7 +186,16 @@ void send_command(proto::Command cmd, int32_t breakpoint) {
   sync::futex_wake_shared(&tc.cmd_seq);
 }
 
-int wait_status(int64_t timeout_ms) {
+// MRI_Wait and MRI_Wait_Timeout (`name`). Refused in the trace call-back:
+// it runs on the collector thread, the one that makes room in the rings, so
+// the application's threads would fill them, wait MRI_TRACE_WAIT_MS for
+// room and then discard records, all the while this waited for them.
+int wait_status(const char* name, int64_t timeout_ms) {
+  if (trace_in_callback())
+    return fail("%s cannot be called from the trace call-back: the call-back runs on the thread that moves the trace "
+                "records, so the application would wait for room (MRI_TRACE_WAIT_MS) and then discard records; ask "
+                "with MRI_No_Wait(), or wait in another thread",
+                name);
   const uint64_t deadline =
       timeout_ms < 0 ? UINT64_MAX : sync::monotonic_ns() + uint64_t(timeout_ms) * 1000000ull;
   for (;;) {
@@ -202,7 +211,7 @@ int wait_status(int64_t timeout_ms) {
     if (st != MRI_APPLICATION_RUNNING) {
       if (st == MRI_APPLICATION_TERMINATED) {
         await_exit_status(2000);
-        if (!trace_in_callback()) trace_await_end(-1);  // every trace record delivered first (mri.h)
+        trace_await_end(-1);  // every trace record delivered first (mri.h)
       }
       clear_error();
       return st;
@@ -658,11 +667,11 @@ int MRI_Stop(void) {
   return MRI_OK;
 }
 
-int MRI_Wait(void) { return wait_status(-1); }
+int MRI_Wait(void) { return wait_status("MRI_Wait", -1); }
 
 int MRI_Wait_Timeout(int timeout_ms) {
   if (timeout_ms < 0) return fail("negative timeout");
-  return wait_status(timeout_ms);
+  return wait_status("MRI_Wait_Timeout", timeout_ms);
 }
 
 int MRI_No_Wait(void) {

@@ -489,6 +489,78 @@ static void test_hung_tool_turns_into_counted_discards(void **state)
     }
 }
 
+/* What the call-back of the next test got from the calls that block
+ * elsewhere, made while the application ran (its first call only). */
+static struct {
+    int tried, wait, wait_timeout, reregister, finalize, load, finish, stop;
+    char wait_message[512], wait_timeout_message[512];
+} in_callback;
+
+static void blocking_calls_callback(void)
+{
+    if (!in_callback.tried && MRI_No_Wait() == MRI_APPLICATION_RUNNING) {
+        in_callback.tried = 1;
+        in_callback.wait = MRI_Wait();
+        snprintf(in_callback.wait_message, sizeof in_callback.wait_message, "%s", MRI_Get_Error_Message());
+        in_callback.wait_timeout = MRI_Wait_Timeout(100);
+        snprintf(in_callback.wait_timeout_message, sizeof in_callback.wait_timeout_message, "%s",
+                 MRI_Get_Error_Message());
+        in_callback.reregister = MRI_Register_Call_Back_Function(blocking_calls_callback);
+        in_callback.finalize = MRI_Finalize();
+        char *argv[] = {"mri_testapp", "steps", "1", "0", NULL};
+        in_callback.load = MRI_Application_Load(MRI_TESTAPP, argv);
+        in_callback.finish = MRI_Application_Finish();
+        in_callback.stop = MRI_Stop();
+    }
+    for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) account(r);
+}
+
+/* MRI_Wait() and MRI_Wait_Timeout() in the call-back while the application
+ * runs: they fail at once with the reason. (They used to wait: the
+ * call-back runs on the thread that moves the records, so the threads
+ * waited for room for MRI_TRACE_WAIT_MS, then discarded records.) The
+ * other calls that could wait do not: registering from the call-back,
+ * MRI_Stop() (the application then stops, the tool's MRI_Wait() sees it);
+ * MRI_Finalize, MRI_Application_Load and _Finish are refused. Not one
+ * record is lost. */
+static void test_blocking_calls_in_the_call_back(void **state)
+{
+    (void)state;
+    setenv("MRI_TRACE_WAIT_MS", "2000", 1);
+    memset(&in_callback, 0, sizeof in_callback);
+    assert_int_equal(MRI_Set_Trace_Buffer_Size(1024, 4096), MRI_OK);
+    assert_int_equal(MRI_Register_Call_Back_Function(blocking_calls_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "nested", "2", "20000", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED); /* the call-back's MRI_Stop() */
+    assert_int_equal(in_callback.tried, 1);
+    assert_int_equal(in_callback.wait, MRI_Error);
+    if (!strstr(in_callback.wait_message, "MRI_Wait cannot be called from the trace call-back"))
+        fail_msg("MRI_Wait in the call-back: \"%s\"", in_callback.wait_message);
+    assert_int_equal(in_callback.wait_timeout, MRI_Error);
+    if (!strstr(in_callback.wait_timeout_message, "MRI_Wait_Timeout cannot be called from the trace call-back"))
+        fail_msg("MRI_Wait_Timeout in the call-back: \"%s\"", in_callback.wait_timeout_message);
+    assert_int_equal(in_callback.reregister, MRI_OK);
+    assert_int_equal(in_callback.finalize, MRI_Error);
+    assert_int_equal(in_callback.load, MRI_Error);
+    assert_int_equal(in_callback.finish, MRI_Error);
+    assert_int_equal(in_callback.stop, MRI_OK);
+    run_to_end();
+    for (int t = 0; t < 2; ++t) {
+        MRI_Trace_Statistics st = stats_of(t);
+        const unsigned long long expected = 6ull * 20000 + (t == 0 ? 2 : 0);
+        assert_int_equal(st.emitted, expected);
+        assert_int_equal(st.discarded, 0);
+        assert_int_equal(st.delivered, expected);
+        assert_int_equal(seen[t].records, expected);
+        assert_int_equal(seen[t].misnested, 0);
+    }
+}
+
 static const MRI_Callpath_Element *edge(const MRI_Callpath_Profile_Results *res, const char *caller, const char *callee)
 {
     MRI_Region_Spec ce = region(callee), cr;
@@ -639,6 +711,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_unregisters_the_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blocking_calls_in_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
