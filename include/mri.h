@@ -155,7 +155,13 @@ typedef struct {
 /* Tables (section 3). A NULL table pointer or nr_Elements == 0 means
  * "none" for data structures and "all" for active objects; region tables
  * must not be empty except for profile and trace requests, where empty
- * means every region. */
+ * means every region. An active-object table names either threads, each
+ * once (a thread may be named before it has run), or the process once
+ * (every thread); every kind of request refuses the same invalid tables
+ * (an index out of range, a thread or the process twice, the process
+ * with threads, more elements than MRI_MAX_THREADS) with the reason, and
+ * its results cover exactly the threads named (docs/api.md, "Thread
+ * lists"). */
 typedef struct {
     MRI_Region_Spec *region;
     int nr_Elements;
@@ -184,7 +190,8 @@ typedef int MRI_Request_ID; /* >= 1; MRI_Error (-1) on failure */
  * (MRI_Application_Load after MRI_Application_Finish) are carried over.
  * Errors: bad pointers, negative counts, unknown regions, runtime
  * information or aggregation not available (see the publication interface),
- * target/active-object mismatch, too many requests. */
+ * an invalid active-object table (above), target/active-object mismatch,
+ * too many requests. */
 
 MRI_Request_ID MRI_Aggregate_Request(MRI_Runtime_Information_Spec *ri,
                                      MRI_Region_Table *regions,
@@ -240,8 +247,11 @@ MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec *ri,
 
 /* Profile request: per region, the runtime information summed over the
  * requested active objects (all when the table is empty), inclusive and
- * exclusive of subregions, plus instance counts. Exclusive values exclude the
- * time of directly nested regions that are themselves profiled. */
+ * exclusive of subregions, plus instance counts, and per thread: one
+ * entry per thread the table names, in its order (zeros for one that has
+ * not run), or per thread seen so far for the process or an empty table.
+ * Exclusive values exclude the time of directly nested regions that are
+ * themselves profiled. */
 MRI_Request_ID MRI_Profile_Request(MRI_Runtime_Information_Spec *ri,
                                    MRI_Region_Table *regions,
                                    MRI_Active_Object_Table *ao,

@@ -93,23 +93,45 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
   if (out.regions.empty() && !regions_may_be_empty)
     return fail("the region table is empty: name at least one region");
   if (ao) {
+    // One check for every request kind: each thread at most once, and
+    // either the process (every thread) or threads, so that a request's
+    // results list exactly the active objects it named.
+    const uint32_t max_threads = s.view.g.max_threads;
     if (ao->nr_Elements < 0) return fail("active object table has a negative nr_Elements (%d)", ao->nr_Elements);
     if (ao->nr_Elements > 0 && !ao->active_object)
       return fail("active object table has %d elements but a NULL pointer", ao->nr_Elements);
+    if (uint32_t(ao->nr_Elements) > max_threads)
+      return fail("active object table has %d elements: at most %u, one per thread the application monitors "
+                  "(MRI_MAX_THREADS), or the process alone", ao->nr_Elements, max_threads);
+    std::vector<int> element_of_thread(max_threads, -1);
+    int process_element = -1, first_thread_element = -1;
     for (int i = 0; i < ao->nr_Elements; ++i) {
       const MRI_Active_Object_Spec& a = ao->active_object[i];
       const int type = raw(a.type);
       if (type == MRI_THREAD) {
-        if (a.id < 0 || uint32_t(a.id) >= s.view.g.max_threads)
-          return fail("active object %d: thread id %d out of range (0..%u)", i, a.id, s.view.g.max_threads - 1);
+        if (a.id < 0 || uint32_t(a.id) >= max_threads)
+          return fail("active object %d: thread id %d out of range (0..%u)", i, a.id, max_threads - 1);
+        if (element_of_thread[size_t(a.id)] >= 0)
+          return fail("active object %d: thread %d is named twice (also element %d); name each thread once", i, a.id,
+                      element_of_thread[size_t(a.id)]);
+        element_of_thread[size_t(a.id)] = i;
+        if (first_thread_element < 0) first_thread_element = i;
       } else if (type == MRI_PROCESS) {
         if (a.id != s.pid)
           return fail("active object %d: process %d is not the application (pid %d)", i, a.id, int(s.pid));
+        if (process_element >= 0)
+          return fail("active object %d: the process is named twice (also element %d); name it once", i,
+                      process_element);
+        process_element = i;
       } else if (type == MRI_NODE) {
         return fail("active object %d: node-level monitoring is not available (single-node monitor)", i);
       } else {
         return fail("active object %d: unknown type %d", i, type);
       }
+      if (process_element >= 0 && first_thread_element >= 0)
+        return fail("active objects %d and %d: the table names the process, which stands for every thread, and a "
+                    "thread; name either the process or threads", std::min(process_element, first_thread_element),
+                    std::max(process_element, first_thread_element));
       out.active_objects.push_back(a);
     }
   }
@@ -811,6 +833,10 @@ MRI_Request_ID profile_request(MRI_Runtime_Information_Spec* ri, MRI_Region_Tabl
   return add_request(std::move(r));
 }
 
+// Whether a request names threads (not none, not the process: check_common
+// lets a table hold either the process or threads).
+bool names_threads(const Request& r) { return !r.active_objects.empty() && r.active_objects[0].type == MRI_THREAD; }
+
 // Whether a request's results cover thread t (all when it named none, or
 // the process).
 bool wants_thread(const Request& r, int t) {
@@ -1068,9 +1094,15 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   } else {
     for (const auto& spec : r.regions) region_ids.push_back(region_index(spec));
   }
+  // The threads the request named, in its order, whether or not they have
+  // run yet (as an aggregate request's elements); every thread seen so far
+  // when it named none or the process.
   std::vector<int> threads;
-  for (uint32_t t = 0; t < nthreads; ++t)
-    if (wants_thread(r, int(t))) threads.push_back(int(t));
+  if (names_threads(r)) {
+    for (const auto& a : r.active_objects) threads.push_back(a.id);
+  } else {
+    for (uint32_t t = 0; t < nthreads; ++t) threads.push_back(int(t));
+  }
   const size_t nr = region_ids.size(), nt = threads.size();
   r.prof_elements.assign(nr, MRI_Profile_Element{});
   r.prof_values.assign(nr * nt, MRI_Profile_Value{});
@@ -1080,7 +1112,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   std::vector<proto::ProfileSlot> row(s.regions.size());
   for (size_t ti = 0; ti < nt; ++ti) {
     const uint32_t t = uint32_t(threads[ti]);
-    if (active)
+    if (active && t < nthreads)
       read_thread_consistent(t, [&] {
         std::memcpy(row.data(), s.view.profile_row(uint32_t(r.slice), t), row.size() * sizeof(proto::ProfileSlot));
       });

@@ -189,6 +189,85 @@ static void test_misuse_with_application(void **state)
     expect_error(MRI_Start(), "terminated");
 }
 
+/* A thread list is checked alike by every kind of request (paper section
+ * 3: the first four parameters are the same for all): a thread named
+ * twice, a negative id, more elements than threads, the process twice or
+ * the process with threads get the same error from each. A valid list's
+ * threads are in the results as named, also one that never ran: the
+ * profile used to leave that out (and to list a twice-named thread once),
+ * where the aggregate kept it. */
+static void test_thread_lists(void **state)
+{
+    (void)state;
+    load("nested", "2", "50", NULL);
+    MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME, ev = MRI_REGION_EVENT, l1 = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec step = region("step");
+    MRI_Region_Table regions = {&step, 1};
+    MRI_Aggregation_Spec per_thread = {MRI_SUM, MRI_PER_THREAD};
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    enum { kMaxThreads = 128 }; /* MRI_MAX_THREADS's default */
+    static MRI_Active_Object_Spec many[kMaxThreads + 1];
+    for (int i = 0; i <= kMaxThreads; ++i) many[i] = (MRI_Active_Object_Spec){MRI_THREAD, i};
+    MRI_Active_Object_Spec twice[] = {{MRI_THREAD, 1}, {MRI_THREAD, 0}, {MRI_THREAD, 1}};
+    MRI_Active_Object_Spec negative[] = {{MRI_THREAD, 0}, {MRI_THREAD, -1}};
+    MRI_Active_Object_Spec process_twice[] = {{MRI_PROCESS, st.pid}, {MRI_PROCESS, st.pid}};
+    MRI_Active_Object_Spec mixed[] = {{MRI_THREAD, 0}, {MRI_PROCESS, st.pid}};
+    const struct {
+        MRI_Active_Object_Table table;
+        const char *error;
+    } bad[] = {
+        {{twice, 3}, "active object 2: thread 1 is named twice (also element 0); name each thread once"},
+        {{negative, 2}, "active object 1: thread id -1 out of range (0..127)"},
+        {{many, kMaxThreads + 1}, "active object table has 129 elements: at most 128"},
+        {{process_twice, 2}, "active object 1: the process is named twice (also element 0)"},
+        {{mixed, 2}, "active objects 0 and 1: the table names the process, which stands for every thread, and a thread"},
+    };
+    int bins = 4;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        MRI_Active_Object_Table t = bad[i].table;
+        expect_error(MRI_Aggregate_Request(&time, &regions, &t, NULL, &per_thread), bad[i].error);
+        expect_error(MRI_Profile_Request(&time, &regions, &t, NULL), bad[i].error);
+        expect_error(MRI_Callpath_Profile_Request(&time, &regions, &t, NULL), bad[i].error);
+        expect_error(MRI_Histogram_Request(&l1, &regions, &t, NULL, &bins), bad[i].error);
+        expect_error(MRI_Trace_Request(&ev, &regions, &t, NULL), bad[i].error);
+    }
+    /* Thread 1 runs 50 steps; thread 7 never exists. */
+    MRI_Active_Object_Spec listed[] = {{MRI_THREAD, 1}, {MRI_THREAD, 7}};
+    MRI_Active_Object_Table list = {listed, 2};
+    const MRI_Request_ID agg = MRI_Aggregate_Request(&time, &regions, &list, NULL, &per_thread);
+    const MRI_Request_ID prof = MRI_Profile_Request(&time, &regions, &list, NULL);
+    const MRI_Request_ID path = MRI_Callpath_Profile_Request(&time, &regions, &list, NULL);
+    const MRI_Request_ID trace = MRI_Trace_Request(&ev, &regions, &list, NULL);
+    assert_true(agg > 0 && prof > 0 && path > 0 && trace > 0);
+    run_to_end();
+    MRI_Aggregate_Request_Results *a = agg_data(agg);
+    assert_int_equal(a->nr_Elements, 2);
+    assert_int_equal(a->element[0].active_object.id, 1);
+    assert_int_equal(a->element[0].count, 50);
+    assert_int_equal(a->element[1].active_object.id, 7);
+    assert_int_equal(a->element[1].count, 0);
+    void *p;
+    assert_int_equal(MRI_Get_Data(prof, &p), MRI_OK);
+    const MRI_Histogram_Profile_Results *res = p;
+    assert_int_equal(res->nr_Elements, 1);
+    const MRI_Profile_Element *e = &res->element[0];
+    assert_int_equal(e->instances, 50);
+    assert_int_equal(e->nr_Active_Objects, 2);
+    assert_int_equal(e->per_active_object[0].active_object.type, MRI_THREAD);
+    assert_int_equal(e->per_active_object[0].active_object.id, 1);
+    assert_int_equal(e->per_active_object[0].instances, 50);
+    assert_true(e->per_active_object[0].inclusive > 0.0);
+    assert_int_equal(e->per_active_object[1].active_object.type, MRI_THREAD);
+    assert_int_equal(e->per_active_object[1].active_object.id, 7);
+    assert_int_equal(e->per_active_object[1].instances, 0);
+    assert_true(e->per_active_object[1].inclusive == 0.0);
+    MRI_Callpath_Profile_Results *cp;
+    assert_int_equal(MRI_Get_Callpath_Data(path, &cp), MRI_OK);
+    assert_int_equal(cp->nr_Elements, 1);
+    assert_int_equal(cp->element[0].instances, 50);
+}
+
 static void test_times_and_instances(void **state)
 {
     (void)state;
@@ -999,6 +1078,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_misuse_before_init, teardown),
         cmocka_unit_test_teardown(test_misuse_with_application, teardown),
+        cmocka_unit_test_teardown(test_thread_lists, teardown),
         cmocka_unit_test_teardown(test_times_and_instances, teardown),
         cmocka_unit_test_teardown(test_profile, teardown),
         cmocka_unit_test_teardown(test_breakpoints_iterative, teardown),
