@@ -932,8 +932,13 @@ struct Archiver {
   bool subregions = true;
   std::vector<RegionValue> late;          // the values of regions not published at the start
   std::vector<uint8_t> selected;          // by region id: named by a --region value
-  std::vector<uint32_t> open_depth;       // by thread: instances open since the outermost selected one entered (0: outside)
+  struct Open {
+    uint32_t region;
+    bool inside;  // an instance of a selected region, or nested in one
+  };
+  std::vector<std::vector<Open>> open;    // by thread: the instances open, innermost last
   unsigned long long left_out = 0;        // records outside the --region instances
+  unsigned long long out_of_step = 0;     // exits that did not close the innermost open instance (records discarded)
 };
 Archiver g_archiver;
 
@@ -950,20 +955,35 @@ void select_regions(Archiver& a, const std::vector<mri::exporters::Region>& all,
 // Whether the record of `region` (entered or left) on `thread` is kept: it
 // belongs to an instance of a selected region or, with subregions, lies
 // inside one. Enters and leaves nest per thread (a region left by an
-// exception or longjmp is left by its guard), so a depth tells inside from
-// outside.
+// exception or longjmp is left by its guard), so the stack of the thread's
+// open instances tells inside from outside; each remembers whether it is.
+//
+// Unless records were discarded (a thread whose ring stayed full beyond
+// MRI_TRACE_WAIT_MS, docs/api.md 4.4): then an exit may come whose enter
+// was lost, or an enter whose exit was lost. A count of open instances
+// would stay out of step from then on (a lost exit of the selected region
+// kept every later record of the thread; a lost enter inside it ended it
+// early and left out its exit). The stack resynchronises at the next exit
+// it can match: an exit closes the innermost open instance of its region,
+// and the instances above it, whose exits were lost, with it; an exit of
+// no open instance is left out, so every exit kept has its enter kept.
 bool keep_record(Archiver& a, int thread, uint32_t region, bool enter) {
   const bool named = region < a.selected.size() && a.selected[region];
   if (!a.subregions) return named;
-  if (size_t(thread) >= a.open_depth.size()) a.open_depth.resize(size_t(thread) + 1, 0);
-  uint32_t& depth = a.open_depth[size_t(thread)];
-  if (depth == 0) {
-    if (!enter || !named) return false;
-    depth = 1;
-    return true;
+  if (size_t(thread) >= a.open.size()) a.open.resize(size_t(thread) + 1);
+  std::vector<Archiver::Open>& stack = a.open[size_t(thread)];
+  if (enter) {
+    const bool inside = named || (!stack.empty() && stack.back().inside);
+    stack.push_back({region, inside});
+    return inside;
   }
-  depth = enter ? depth + 1 : depth - 1;
-  return true;
+  size_t k = stack.size();
+  while (k > 0 && stack[k - 1].region != region) --k;
+  if (k != stack.size()) ++a.out_of_step;
+  if (k == 0) return false;
+  const bool inside = stack[k - 1].inside;
+  stack.resize(k - 1);
+  return inside;
 }
 
 bool add_location(Archiver& a, int thread) {
@@ -1201,8 +1221,14 @@ int cmd_trace(int argc, char** argv) {
     MRI_Finalize();
     return 1;
   }
-  const std::string left_out =
+  std::string left_out =
       a.filtering ? "; " + std::to_string(a.left_out) + " outside the --region instances left out" : "";
+  if (a.out_of_step)  // discarded records, or else regions the program left without their exits
+    left_out += "; " + std::to_string(a.out_of_step) + " exit" + (a.out_of_step == 1 ? "" : "s") +
+                (discarded ? " out of step after discarded records: the --region filter resynchronised there, "
+                             "records next to the gaps may be kept or left out wrongly"
+                           : " that did not close the innermost open region: the --region filter resynchronised "
+                             "there");
   std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu thread%s; %llu records emitted, %llu discarded%s\n",
                output.c_str(), fmt == ex::TraceFormat::Otf2 ? "OTF2" : "VTF3", (unsigned long long)a.writer->events_written(),
                a.threads, a.threads == 1 ? "" : "s", emitted, discarded, left_out.c_str());
