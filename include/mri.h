@@ -460,7 +460,18 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
  * timestamp: nanoseconds (the published MRI_Time_Entity) since the
  *   application published its static information at start-up (while
  *   MRI_Application_Load waits); one clock for all threads.
- * data: for MRI_REGION_EVENT, MRI_TRACE_ENTER or MRI_TRACE_EXIT; otherwise
+ * data: for MRI_REGION_EVENT, MRI_TRACE_ENTER or MRI_TRACE_EXIT (bits:
+ *   test exits with data & MRI_TRACE_EXIT), the latter with the bit
+ *   MRI_TRACE_SYNTHETIC set when the monitor wrote the exit for an instance
+ *   whose exit the program never ran, with the time it did so: at the end
+ *   of monitoring (the program called exit() inside regions, also those of
+ *   its other threads then), when the instance's thread ended (pthread_exit()
+ *   inside a region), or when an enclosing instance of the same request
+ *   exited first (longjmp out of regions). So every thread's enters and
+ *   exits nest and balance, except when records were discarded, for an
+ *   instance entered before the request took effect (its exit comes
+ *   alone), after MRI_Application_Finish() or a kill (no exits written),
+ *   or beyond 256 open instances per thread; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
  *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter or a simulated
  *   cache event: the count over the instance), and timestamp is the
@@ -476,6 +487,7 @@ typedef struct MRI_Trace_Element_Spec {
 
 #define MRI_TRACE_ENTER 1ULL
 #define MRI_TRACE_EXIT 2ULL
+#define MRI_TRACE_SYNTHETIC 4ULL /* with MRI_TRACE_EXIT: written by the monitor, see above */
 
 typedef void (*MRI_Call_Back_Function)(void);
 

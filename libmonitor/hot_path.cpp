@@ -191,10 +191,57 @@ constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
 // open instances of each request's regions (their subregions are traced
 // inside them). always_inline: the traced event's cost is mostly rdtsc and
 // the record store; a call would add to it.
+inline uint64_t trace_open_key(uint32_t id, uint16_t request) { return (uint64_t(request) << 32) | id; }
+
+// An enter record written: its instance is open until its exit record.
+__attribute__((always_inline)) inline void trace_open_push(ThreadState* ts, uint32_t id, uint16_t request) {
+  if (MRI_LIKELY(ts->trace_open_depth < kMaxDepth)) ts->trace_open[ts->trace_open_depth] = trace_open_key(id, request);
+  ts->trace_open_depth += 1;
+}
+
+// An exit record that does not close the innermost open instance: the
+// innermost instances are beyond the array (this exit is theirs); or
+// instances of the same request entered inside this one never ran their
+// exits (longjmp, an exception through C code): their exits are written
+// now, marked, before this one's; or this instance's enter was not traced
+// (the request came while it was open): nothing to close.
+__attribute__((noinline)) void trace_open_unusual(ThreadState* ts, uint64_t key, uint64_t now) {
+  const uint32_t d = ts->trace_open_depth;
+  if (d > kMaxDepth) {
+    ts->trace_open_depth = d - 1;
+    return;
+  }
+  int32_t k = int32_t(d) - 1;
+  while (k >= 0 && ts->trace_open[k] != key) --k;
+  if (k < 0) return;
+  const uint32_t request = uint32_t(key >> 32);
+  for (uint32_t j = d - 1; j > uint32_t(k); --j)
+    if (uint32_t(ts->trace_open[j] >> 32) == request)
+      trace_append(ts, now, proto::kTraceExitSynthetic, uint32_t(ts->trace_open[j]), proto::TraceKind::kExit,
+                   uint16_t(request));
+  uint32_t kept = uint32_t(k);  // other requests' instances stay open
+  for (uint32_t j = uint32_t(k) + 1; j < d; ++j)
+    if (uint32_t(ts->trace_open[j] >> 32) != request) ts->trace_open[kept++] = ts->trace_open[j];
+  ts->trace_open_depth = kept;
+}
+
+// An exit record is about to be written: its instance is no longer open.
+__attribute__((always_inline)) inline void trace_open_pop(ThreadState* ts, uint32_t id, uint16_t request,
+                                                          uint64_t now) {
+  const uint32_t d = ts->trace_open_depth;
+  const uint64_t key = trace_open_key(id, request);
+  if (MRI_LIKELY(d - 1 < kMaxDepth && ts->trace_open[d - 1] == key)) {  // d - 1 wraps for d == 0
+    ts->trace_open_depth = d - 1;
+    return;
+  }
+  trace_open_unusual(ts, key, now);
+}
+
 __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const RegionPlan& p, uint32_t id) {
   const TraceTarget* t = g.traces + p.trace_begin;
   if (MRI_LIKELY(p.trace_simple)) {  // about 1 ns less per event than the loop (docs/PERFORMANCE.md)
     ts->trace_inside[t->slot] += 1;
+    trace_open_push(ts, id, t->request);
     return trace_append(ts, ticks(), 0, id, proto::TraceKind::kEnter, t->request);
   }
   uint64_t now = 0;
@@ -206,6 +253,7 @@ __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const Re
       continue;
     if (t[i].metric != kRegionEventMetric) continue;
     if (!now) now = ticks();
+    trace_open_push(ts, id, t[i].request);
     trace_append(ts, now, 0, id, proto::TraceKind::kEnter, t[i].request);
   }
 }
@@ -215,13 +263,16 @@ __attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const Reg
   if (MRI_LIKELY(p.trace_simple)) {
     uint32_t& inside = ts->trace_inside[t->slot];
     inside -= inside != 0;
+    trace_open_pop(ts, id, t->request, now);
     return trace_append(ts, now, 0, id, proto::TraceKind::kExit, t->request);
   }
   for (uint32_t i = 0; i < p.n_trace; ++i) {
     if (!traced_thread(t[i], ts->index)) continue;
     uint32_t& inside = ts->trace_inside[t[i].slot];
-    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric)
+    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric) {
+      trace_open_pop(ts, id, t[i].request, now);
       trace_append(ts, now, 0, id, proto::TraceKind::kExit, t[i].request);
+    }
     if (t[i].root && inside) inside -= 1;
   }
 }
@@ -651,12 +702,12 @@ namespace mri::monitor {
 // At the end of monitoring (Monitor_Final, run by exit()): the calling
 // thread's measured instances still open end now, innermost first, as if
 // their exits ran: a program that calls exit() inside main keeps its
-// PROGRAM row, its enclosing instances' times and simulated cache events,
-// and the exit records of those of them that are traced. (An instance of a
-// region that is only traced has no frame: its exit record stays missing.)
+// PROGRAM row, its enclosing instances' times, simulated cache events and
+// trace value records. Then every traced instance still open gets its exit
+// record (trace_close_open), measured or only traced.
 // The caller has quiesced the other threads.
 void close_open_instances(ThreadState* ts) {
-  if (!ts || ts == &g_unmonitored || ts->depth == 0) return;
+  if (!ts || ts == &g_unmonitored || (ts->depth == 0 && ts->trace_open_depth == 0)) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
   if (ts->overflow > 0 && ts->depth == kMaxDepth) reveal_top_frame(ts);
   ts->overflow = 0;  // the instances beyond the stack end unmeasured
@@ -665,10 +716,27 @@ void close_open_instances(ThreadState* ts) {
     const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);
     const RegionPlan& p = g.plan[id];
     pop_and_measure(ts, id, now);
-    if (p.n_trace) trace_exit(ts, p, id, now);
     if (p.cache) cache_exit(ts, id);
   }
+  trace_close_open(ts, now);
   leave(ts);
+}
+
+void trace_close_open(ThreadState* ts, uint64_t now) {
+  for (uint32_t j = std::min(ts->trace_open_depth, kMaxDepth); j-- > 0;)
+    trace_append(ts, now, proto::kTraceExitSynthetic, uint32_t(ts->trace_open[j]), proto::TraceKind::kExit,
+                 uint16_t(ts->trace_open[j] >> 32));
+  ts->trace_open_depth = 0;  // instances beyond the array (deeper than kMaxDepth) stay without exits
+}
+
+void trace_forget_open(ThreadState* ts, const std::vector<uint8_t>& keep) {
+  const uint32_t d = ts->trace_open_depth, stored = std::min(d, kMaxDepth);
+  uint32_t kept = 0;
+  for (uint32_t j = 0; j < stored; ++j) {
+    const uint32_t request = uint32_t(ts->trace_open[j] >> 32);
+    if (request < keep.size() && keep[request]) ts->trace_open[kept++] = ts->trace_open[j];
+  }
+  ts->trace_open_depth = kept + (d - stored);
 }
 
 }  // namespace mri::monitor

@@ -132,6 +132,15 @@ struct alignas(64) ThreadState {
   proto::TraceRingHead* ring_head = nullptr;
   proto::TraceRingTail* ring_tail = nullptr;
   uint32_t trace_inside[proto::kMaxTraceRequests] = {};  // open instances of each trace request's regions
+  // The REGION_EVENT enters this thread wrote whose exit record is not
+  // written yet, oldest first, as (request << 32) | region. The depth
+  // counts those beyond the array too (not kept). Their exit records are
+  // written, marked kTraceExitSynthetic, when the thread ends, at the end
+  // of monitoring, or when an enclosing instance of the same request exits
+  // first (trace_close_open, hot_path.cpp), so that every enter the tool
+  // gets has its exit.
+  uint32_t trace_open_depth = 0;
+  uint64_t trace_open[kMaxDepth];
   // Callpath profiles: (caller, callee) -> edge index, open addressing;
   // allocated at the thread's first callpath instance.
   uint64_t* edge_keys = nullptr;  // 0: empty; else ((caller + 2) << 32) | callee
@@ -356,6 +365,15 @@ inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer:
 ThreadState* current_thread_state();
 // Ends the thread's open instances at the end of monitoring (hot_path.cpp).
 void close_open_instances(ThreadState* ts);
+// Writes the exit records (kTraceExitSynthetic, at `now`) of the thread's
+// traced instances still open, innermost first: at the thread's end, by
+// the thread; at the end of monitoring, for every thread while they are
+// quiescent (hot_path.cpp).
+void trace_close_open(ThreadState* ts, uint64_t now);
+// At a release (control thread, threads quiescent): forgets the open
+// traced instances of the request slots `keep` does not mark (requests
+// deleted or replaced: their exits are not theirs to write).
+void trace_forget_open(ThreadState* ts, const std::vector<uint8_t>& keep);
 // The calling thread's overhead clock (fixed point), also before its
 // first event, and adding to it (threads.cpp).
 uint64_t thread_overhead_clock();

@@ -77,6 +77,9 @@ void thread_exit(void* p) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   if (m == kRunning || m == kStopped) {
+    // A thread that ends inside regions (pthread_exit() in one) ends them
+    // in its trace; its measured instances stay unmeasured.
+    trace_close_open(ts, ticks());
     trace_flush_stash(ts);
     trace_publish_head(ts);
     sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
@@ -288,6 +291,9 @@ void apply_requests() {
   }
   std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
   std::vector<CacheRequest> cache_requests;  // simulated cache events: cache.cpp validates and applies them
+  // Request slots whose REGION_EVENT instances still open on a thread stay
+  // open (the same request as before); the others' are forgotten.
+  std::vector<uint8_t> keep_trace_open(v.g.max_requests, 0);
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
     proto::RequestRecord rec;
     std::memcpy(&rec, v.request(r), sizeof rec);  // one fetch, then validate the copy
@@ -349,6 +355,7 @@ void apply_requests() {
       // Trace records go to the rings; nothing to reset. The regions this
       // request names are roots; with subregions, every other region is
       // traced inside an instance of one.
+      keep_trace_open[r] = !fresh && rec.metric == uint32_t(proto::Metric::kRegionEvent);
       const uint32_t slot = trace_slots++;
       const uint64_t* threads = nullptr;
       if (rec.flags & proto::kRequestThreadFilter) {
@@ -440,6 +447,7 @@ void apply_requests() {
   for (uint32_t t = 0; t < nthreads; ++t) {
     ThreadState* ts = g.threads[t].load(std::memory_order_acquire);
     if (!ts) continue;
+    trace_forget_open(ts, keep_trace_open);
     for (uint32_t i = 0; i < ts->depth; ++i) {
       const int32_t region = ts->frames[i].region == kHiddenRegion ? ts->hidden_region : ts->frames[i].region;
       if (uint32_t(region) < nreg) open[region] = 1;
@@ -978,10 +986,16 @@ void Monitor_Final(void) {
   ThreadState* ts = current_thread_state();
   quiesce(ts);
   close_open_instances(ts);
+  // The other threads' traced instances still open end in their traces
+  // now too (they are quiescent: nothing else writes their rings).
+  for_each_thread([](ThreadState* other) { trace_close_open(other, ticks()); });
   cache_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.
   for_each_thread(trace_flush_stash);
+  // The records written since the quiesce (the exits above) become
+  // visible: a thread publishes its head only every 16 records.
+  for_each_thread(trace_publish_head);
   publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);

@@ -241,7 +241,9 @@ void fill(const Record& r, MRI_Trace_Element_Spec& out) {
   out.timestamp = (unsigned long long)(ns);
   switch (proto::TraceKind(r.kind)) {
     case proto::TraceKind::kEnter: out.data = MRI_TRACE_ENTER; break;
-    case proto::TraceKind::kExit: out.data = MRI_TRACE_EXIT; break;
+    case proto::TraceKind::kExit:
+      out.data = MRI_TRACE_EXIT | (r.data & proto::kTraceExitSynthetic ? MRI_TRACE_SYNTHETIC : 0);
+      break;
     default:
       out.data = slot_ri == MRI_EXECUTION_TIME ? (unsigned long long)(double(r.data) * t.ns_per_tick + 0.5) : r.data;
       break;

@@ -326,9 +326,14 @@ static_assert(sizeof(EdgeSlot) == 64);
 // (count & (trace_records - 1)).
 enum class TraceKind : uint16_t {
   kEnter = 0,  // MRI_REGION_EVENT at a region enter; data 0
-  kExit = 1,   // MRI_REGION_EVENT at a region exit; data 0
+  kExit = 1,   // MRI_REGION_EVENT at a region exit; data 0, or kTraceExitSynthetic
   kValue = 2,  // one region instance ended: data = its measured value (ticks, instances or counts)
 };
+// data of a kExit record the monitor wrote for an instance whose exit the
+// program never ran: at the end of monitoring (exit()), at the end of its
+// thread, or when an enclosing instance of the same request exited first
+// (longjmp). Its timestamp is that moment.
+inline constexpr uint64_t kTraceExitSynthetic = 1;
 struct TraceRecord {
   uint64_t timestamp;  // ticks
   uint64_t data;

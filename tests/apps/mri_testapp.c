@@ -40,6 +40,11 @@
  *                                     calls "child" N times, and joins it
  *   mri_testapp pthread_exit N        a thread runs N "step"s of 2 ms while the main
  *                                     thread leaves "main" and calls pthread_exit()
+ *   mri_testapp exit_inside N         N "step"s; a thread enters "parent" and "child"
+ *                                     and ends with pthread_exit() inside them; a
+ *                                     second thread enters "spin" and sleeps there;
+ *                                     then main enters "step" and "inner" and calls
+ *                                     exit(0) inside them (and "main")
  *   mri_testapp init_exit CODE        Monitor_Init() (waits for the tool's release),
  *                                     then exit(CODE) before any region
  *   mri_testapp late_start MS         sleep MS ms before the first region, then one "step"
@@ -217,6 +222,26 @@ __attribute__((noinline)) static int offload_parent(int n)
     if (rc == 0) rc = pthread_join(th, NULL);
     MONITOR_EXIT(r_parent);
     return rc;
+}
+
+/* exit_inside: a thread that ends inside two regions, and one that is
+ * inside a region when the process exits. */
+static void *ends_inside(void *p)
+{
+    (void)p;
+    MONITOR_ENTER(r_parent);
+    MONITOR_ENTER(r_child);
+    pthread_exit(NULL);
+}
+
+static volatile int stays_inside_entered;
+static void *stays_inside(void *p)
+{
+    (void)p;
+    MONITOR_ENTER(r_spin);
+    __atomic_store_n(&stays_inside_entered, 1, __ATOMIC_RELEASE);
+    for (;;) sleep_ms(1);
+    return NULL;
 }
 
 static void *team_member(void *p)
@@ -411,6 +436,17 @@ int main(int argc, char **argv)
         if (pthread_create(&th, NULL, late_thread, &n) != 0) return 1;
         MONITOR_EXIT(r_main);
         pthread_exit(NULL);
+    } else if (strcmp(mode, "exit_inside") == 0) {
+        int n = arg_int(argc, argv, 2);
+        for (int i = 0; i < n; ++i) one_step(0);
+        pthread_t th;
+        if (pthread_create(&th, NULL, ends_inside, NULL) != 0) return 1;
+        pthread_join(th, NULL);
+        if (pthread_create(&th, NULL, stays_inside, NULL) != 0) return 1;
+        while (!__atomic_load_n(&stays_inside_entered, __ATOMIC_ACQUIRE)) sleep_ms(1);
+        MONITOR_ENTER(r_step);
+        MONITOR_ENTER(r_inner);
+        exit(0);
     } else if (strcmp(mode, "parallel") == 0) {
         pthread_t th[2];
         for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);

@@ -23,7 +23,7 @@
 /* What the call-back saw, per thread: a stack to check the nesting of
  * REGION_EVENT records, counts per region line, the last timestamp. */
 struct thread_view {
-    unsigned long long records, enters, exits, values;
+    unsigned long long records, enters, exits, synthetic_exits, values;
     unsigned long long last_timestamp;
     int depth, max_depth, misnested, backwards;
     MRI_Region_Spec stack[MAX_DEPTH];
@@ -56,8 +56,9 @@ static void account(const MRI_Trace_Element_Spec *r)
             if (v->depth < MAX_DEPTH) v->stack[v->depth] = r->region;
             ++v->depth;
             if (v->depth > v->max_depth) v->max_depth = v->depth;
-        } else if (r->data == MRI_TRACE_EXIT) {
+        } else if (r->data == MRI_TRACE_EXIT || r->data == (MRI_TRACE_EXIT | MRI_TRACE_SYNTHETIC)) {
             ++v->exits;
+            if (r->data & MRI_TRACE_SYNTHETIC) ++v->synthetic_exits;
             if (v->depth == 0 || (v->depth <= MAX_DEPTH && !same(&v->stack[v->depth - 1], &r->region)))
                 ++v->misnested;
             else
@@ -423,6 +424,55 @@ static void test_without_subregions(void **state)
     assert_int_equal(inner_values, 0);
 }
 
+/* The program calls exit() inside "main", "step" and "inner"; thread 1
+ * ended with pthread_exit() inside "parent" and "child"; thread 2 is inside
+ * "spin" at the exit. Every instance the program left open gets an exit
+ * record, marked MRI_TRACE_SYNTHETIC, when its thread ends or at the end of
+ * monitoring, innermost first, no earlier than the thread's other records:
+ * each thread's trace is balanced. With `measured`, a profile request over
+ * every region gives the regions frames too (the exiting thread's
+ * instances are then measured at the end): still one exit per enter. */
+static void exit_inside_regions(int measured)
+{
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "exit_inside", "3", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT, t = MRI_EXECUTION_TIME;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    if (measured) assert_true(MRI_Profile_Request(&t, NULL, NULL, NULL) > 0);
+    run_to_end();
+    assert_int_equal(other_threads, 0);
+    /* main + 3 steps with two inners each + step and inner; parent and
+     * child; spin. */
+    const unsigned long long enters[3] = {1 + 3 * 3 + 2, 2, 1}, synthetic[3] = {3, 2, 1};
+    for (int th = 0; th < 3; ++th) {
+        const struct thread_view *v = &seen[th];
+        assert_int_equal(v->enters, enters[th]);
+        assert_int_equal(v->exits, enters[th]);
+        assert_int_equal(v->synthetic_exits, synthetic[th]);
+        assert_int_equal(v->misnested, 0);
+        assert_int_equal(v->depth, 0);
+        assert_int_equal(v->backwards, 0);
+        MRI_Trace_Statistics st = stats_of(th);
+        assert_int_equal(st.emitted, 2 * enters[th]);
+        assert_int_equal(st.delivered, 2 * enters[th]);
+        assert_int_equal(st.discarded, 0);
+    }
+}
+
+static void test_instances_open_at_the_end_get_exits(void **state)
+{
+    (void)state;
+    exit_inside_regions(0);
+}
+
+static void test_measured_instances_open_at_the_end_get_one_exit(void **state)
+{
+    (void)state;
+    exit_inside_regions(1);
+}
+
 /* A tool that never empties the buffer: every thread waits at most
  * MRI_TRACE_WAIT_MS, then discards, and every record is accounted for. */
 static void test_hung_tool_turns_into_counted_discards(void **state)
@@ -712,6 +762,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_unregisters_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocking_calls_in_the_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_instances_open_at_the_end_get_exits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_measured_instances_open_at_the_end_get_one_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };

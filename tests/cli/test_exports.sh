@@ -43,6 +43,24 @@ if "$mri" trace -o run.otf2 -- "$app" steps 10 2 2>otf2.err; then
        if ($1=="ENTER") s[++d]=r; else { if (d==0 || s[d]!=r) bad=1; d-- } }
        END { exit (bad || d) }' otf2.txt || fail "OTF2: enters and leaves do not nest"
   [[ $(grep -c 'Region: "inner"' otf2.txt) == 40 ]] || fail "OTF2: expected 20 inner instances"
+  # A program that ends inside regions (exit_inside: exit() inside main >
+  # step > inner; thread 1 ended by pthread_exit() inside parent > child;
+  # thread 2 inside spin at the exit): per location, every LEAVE closes the
+  # innermost open region, nothing stays open, and the times do not go
+  # back; the 6 leaves the program never ran carry MRI_SYNTHETIC_LEAVE.
+  "$mri" trace -o open.otf2 -- "$app" exit_inside 3 2>open.err || { cat open.err; fail "mri trace (exit_inside)"; }
+  otf2-print open.otf2 >open.txt || fail "otf2-print cannot read open.otf2"
+  awk '/^(ENTER|LEAVE) /{ l=$2; t=$3; r=$0; sub(/.*Region: "/,"",r); sub(/".*/,"",r);
+         if (t < last[l]) bad="time goes back on location " l; last[l]=t;
+         if ($1=="ENTER") s[l, ++d[l]]=r;
+         else { if (d[l]==0 || s[l, d[l]]!=r) bad="leave of " r " does not close the innermost region on " l; d[l]-- }
+         n[l]++ }
+       END { for (l in d) if (d[l]) bad=bad " location " l " has " d[l] " regions open";
+             if (length(n) != 3) bad=bad " expected 3 locations"; if (bad) print bad; exit (bad != "") }' open.txt ||
+    fail "OTF2 of a program ending inside regions: enters and leaves do not balance"
+  [[ $(grep -c '^ENTER ' open.txt) == 15 ]] || fail "exit_inside: expected 15 ENTER events, got $(grep -c '^ENTER ' open.txt)"
+  [[ $(grep -c '"MRI_SYNTHETIC_LEAVE"' open.txt) == 6 ]] ||
+    { grep -A1 '^LEAVE' open.txt | head -20; fail "exit_inside: expected 6 leaves marked MRI_SYNTHETIC_LEAVE"; }
 elif grep -q "built without OTF2" otf2.err; then
   echo "OTF2 part skipped: this build has no OTF2"
 else

@@ -70,7 +70,19 @@ struct TraceEvent {
   EventKind kind = EventKind::Enter;
   uint32_t metric = 0;
   uint64_t value = 0;
+  // Leave only: the program never ran it; the monitor wrote it when the
+  // thread ended, at the end of monitoring or when an enclosing region was
+  // left (MRI_TRACE_SYNTHETIC). OTF2 marks it with the attribute
+  // kSyntheticLeave; VTF3 cannot mark it.
+  bool synthetic = false;
 };
+
+// The OTF2 attribute (UINT8, value 1) of a synthetic leave, and its
+// description in the archive.
+inline constexpr const char* kSyntheticLeave = "MRI_SYNTHETIC_LEAVE";
+inline constexpr const char* kSyntheticLeaveDescription =
+    "the program never left this region here: MRI wrote the leave when the thread ended, at the end of monitoring "
+    "(exit() inside regions), or when an enclosing region was left";
 
 // Ids of locations, regions and metrics must be below this bound; the
 // writers index tables by id.

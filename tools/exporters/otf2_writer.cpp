@@ -203,7 +203,10 @@ int sync_files(const std::vector<std::string>& paths) {
 class Otf2Writer final : public TraceWriter {
  public:
   Otf2Writer() { install_otf2_error_callback(); }
-  ~Otf2Writer() override { discard(); }
+  ~Otf2Writer() override {
+    discard();
+    if (synthetic_list_ != nullptr) OTF2_AttributeList_Delete(synthetic_list_);
+  }
 
   bool begin(const std::string& path, const TraceDefinitions& defs, std::string& error) override {
     if (state_ != State::Fresh) {
@@ -287,7 +290,24 @@ class Otf2Writer final : public TraceWriter {
       OTF2_ErrorCode rc;
       switch (e.kind) {
         case EventKind::Enter: rc = OTF2_EvtWriter_Enter(w, nullptr, e.timestamp, e.region); break;
-        case EventKind::Leave: rc = OTF2_EvtWriter_Leave(w, nullptr, e.timestamp, e.region); break;
+        case EventKind::Leave: {
+          // A leave the program never ran carries the attribute
+          // kSyntheticLeave (docs/formats.md); the list empties itself at
+          // each event.
+          OTF2_AttributeList* attributes = nullptr;
+          if (e.synthetic) {
+            if (synthetic_list_ == nullptr) synthetic_list_ = OTF2_AttributeList_New();
+            if (synthetic_list_ == nullptr) return fail("cannot create an OTF2 attribute list", OTF2_ERROR_INVALID, error);
+            OTF2_AttributeValue one;
+            one.uint8 = 1;
+            rc = OTF2_AttributeList_AddAttribute(synthetic_list_, kSyntheticLeaveAttribute, OTF2_TYPE_UINT8, one);
+            if (rc != OTF2_SUCCESS) return fail("cannot write an OTF2 event", rc, error);
+            attributes = synthetic_list_;
+            any_synthetic_ = true;
+          }
+          rc = OTF2_EvtWriter_Leave(w, attributes, e.timestamp, e.region);
+          break;
+        }
         default: {
           const OTF2_Type type = OTF2_TYPE_UINT64;
           OTF2_MetricValue value;
@@ -431,6 +451,9 @@ class Otf2Writer final : public TraceWriter {
     const OTF2_StringRef node_class_ref = string_ref(node_class);
     const OTF2_StringRef process_ref = string_ref(process_name);
     const OTF2_StringRef os_tid_ref = string_ref(os_tid_property);
+    const std::string synthetic_name = kSyntheticLeave, synthetic_description = kSyntheticLeaveDescription;
+    const OTF2_StringRef synthetic_name_ref = any_synthetic_ ? string_ref(synthetic_name) : 0;
+    const OTF2_StringRef synthetic_description_ref = any_synthetic_ ? string_ref(synthetic_description) : 0;
     std::vector<OTF2_StringRef> location_names(defs_.locations().size());
     for (const auto& l : defs_.locations())
       if (l) location_names[l->id] = string_ref(l->name);
@@ -483,6 +506,10 @@ class Otf2Writer final : public TraceWriter {
         rc = OTF2_GlobalDefWriter_WriteMetricClass(g, m->id, 1, &member, OTF2_METRIC_ASYNCHRONOUS,
                                                    OTF2_RECORDER_KIND_ABSTRACT);
       }
+    }
+    if (rc == OTF2_SUCCESS && any_synthetic_) {
+      rc = OTF2_GlobalDefWriter_WriteAttribute(g, kSyntheticLeaveAttribute, synthetic_name_ref,
+                                               synthetic_description_ref, OTF2_TYPE_UINT8);
     }
     for (const auto& l : defs_.locations()) {
       if (rc != OTF2_SUCCESS) break;
@@ -552,6 +579,11 @@ class Otf2Writer final : public TraceWriter {
   OTF2_Archive* archive_ = nullptr;
   std::vector<OTF2_EvtWriter*> writers_;  // per location id
   std::string failure_;
+  // Leaves the program never ran (TraceEvent::synthetic): an attribute
+  // defined only in archives that have one.
+  static constexpr OTF2_AttributeRef kSyntheticLeaveAttribute = 0;
+  OTF2_AttributeList* synthetic_list_ = nullptr;
+  bool any_synthetic_ = false;
 };
 
 }  // namespace

@@ -1058,6 +1058,7 @@ void archive_records() {
       ev.location = uint32_t(r.active_object.id);
       ev.region = region;
       ev.kind = enter ? mri::exporters::EventKind::Enter : mri::exporters::EventKind::Leave;
+      ev.synthetic = !enter && (r.data & MRI_TRACE_SYNTHETIC);
       a.events.push_back(ev);
     }
     if (a.error.empty()) a.writer->write(a.events.data(), a.events.size(), a.error);
