@@ -18,7 +18,11 @@
 #     the percentages are of;
 #   - a program that attached but does not reach its first region within
 #     MRI_LOAD_TIMEOUT_MS ("late_start"), also one started by a shell, is
-#     said to be so, and is ended.
+#     said to be so, and is ended;
+#   - -o to a stream ("-", /dev/stdout into a pipe, /dev/fd/3, a FIFO) is
+#     written there directly; with standard output, mri's table and the
+#     program's own output go to stderr instead; a descriptor that is not
+#     open is refused before the run.
 #
 #   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
@@ -165,4 +169,40 @@ grep -q "late.sh attached but did not reach" late.err || { cat late.err; fail "l
 left=$(pgrep -f -- "$app late_start 60000" | while read -r p; do
          s=$(ps -o stat= -p "$p") && [[ $s != Z* ]] && echo "$p"; done)
 if [[ -n $left ]]; then kill -KILL $left; fail "late.sh: the program still runs after mri gave up"; fi
+# --- -o to a stream. "-": stdout holds the callgrind file alone (the
+# table and gauss's own "gauss: n=..." line are on stderr), and
+# callgrind_annotate reads it.
+"$mri" profile -o - -- "$gauss" >dash.cg 2>dash.err || { cat dash.err; fail "profile -o -"; }
+[[ $(head -1 dash.cg) == '# callgrind format' ]] || { head -3 dash.cg; fail "-o -: stdout is not the callgrind file"; }
+grep -q 'gauss: n=' dash.err || { cat dash.err; fail "-o -: the program's output is not on stderr"; }
+grep -q 'incl \[ms\]' dash.err || { cat dash.err; fail "-o -: the table is not on stderr"; }
+! grep -q 'gauss: n=\|incl \[ms\]' dash.cg || fail "-o -: the table or the program's output is in the callgrind file"
+callgrind_annotate dash.cg >dash.ann 2>&1 && grep -q 'PROGRAM TOTALS' dash.ann ||
+  { cat dash.ann; fail "callgrind_annotate cannot read what -o - wrote"; }
+[[ ! -e ./- ]] || fail "-o - wrote a file named '-'"
+# /dev/stdout into a pipe, as `| tool` gives it.
+"$mri" profile -o /dev/stdout -- "$gauss" 2>devout.err | cat >devout.cg
+[[ ${PIPESTATUS[0]} == 0 ]] || { cat devout.err; fail "profile -o /dev/stdout into a pipe"; }
+[[ $(head -1 devout.cg) == '# callgrind format' ]] || fail "-o /dev/stdout: the pipe did not get the callgrind file"
+grep -q '^totals: ' devout.cg || fail "-o /dev/stdout: the callgrind file in the pipe is not complete"
+# /dev/fd/3: the file on descriptor 3, the table on stdout as usual.
+"$mri" profile -o /dev/fd/3 -- "$gauss" 3>fd3.cg >fd3.out 2>fd3.err || { cat fd3.err; fail "profile -o /dev/fd/3"; }
+[[ $(head -1 fd3.cg) == '# callgrind format' ]] || fail "-o /dev/fd/3: descriptor 3 did not get the callgrind file"
+grep -q 'incl \[ms\]' fd3.out || fail "-o /dev/fd/3: the table is not on stdout"
+# A FIFO stays a FIFO (no temporary file renamed over it), its reader gets the file.
+mkfifo cg.fifo
+cat cg.fifo >fifo.cg &
+reader=$!
+"$mri" profile -o cg.fifo -- "$gauss" >/dev/null 2>fifo.err || { kill $reader; cat fifo.err; fail "profile -o FIFO"; }
+wait $reader
+[[ -p cg.fifo ]] || fail "-o FIFO: the FIFO was replaced"
+grep -q '^totals: ' fifo.cg || fail "-o FIFO: the reader did not get the callgrind file"
+# A descriptor that is not open: refused before the run, status 1.
+"$mri" profile -o /dev/fd/9 -- "$gauss" >/dev/null 2>fd9.err 9>&-
+status=$?
+[[ $status == 1 ]] || { cat fd9.err; fail "-o /dev/fd/9 (closed): status $status, expected 1"; }
+grep -q '^mri: cannot write /dev/fd/9: descriptor 9 is not open (the program was not run)' fd9.err ||
+  { cat fd9.err; fail "-o /dev/fd/9 (closed): no clear error"; }
+ls -A | grep -q '^\.' && { ls -A; fail "a temporary file was left behind"; }
+
 echo "profile: all checks passed"

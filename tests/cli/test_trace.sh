@@ -196,4 +196,33 @@ read -r inner_enters inner_leaves < <(grep -oE 'inner [0-9]+ [0-9]+' <<<"$got" |
   fail "trace --region gapped: events '$got': 'inner' enters and leaves out of step"
 grep -qE '; [0-9]+ exits out of step after discarded records: the --region filter resynchronised there' err.txt ||
   { cat err.txt; fail "trace --region gapped: no word that the filter resynchronised"; }
+# --- -o - : the VTF3 trace on stdout, written directly, the program's own
+# output on stderr; an OTF2 archive cannot go to a stream, said before the
+# run; hist's CSV on stdout; -o and --plot on one descriptor are refused.
+"$mri" trace -o - -- "$gauss" >dash.vtf 2>dash.err || { cat dash.err; fail "trace -o -"; }
+[[ $(head -1 dash.vtf) == '0 COMMENT "MRI trace, VTF3 ASCII records, rendition 1"' ]] ||
+  { head -3 dash.vtf; fail "trace -o -: stdout is not the VTF3 trace"; }
+enters=$(grep -c ' DOWNTO ' dash.vtf) leaves=$(grep -c ' UPFROM ' dash.vtf)
+[[ $enters -gt 0 && $enters == "$leaves" ]] || fail "trace -o -: $enters enters, $leaves leaves"
+grep -q 'gauss: n=' dash.err || { cat dash.err; fail "trace -o -: the program's output is not on stderr"; }
+grep -q '^mri: wrote - (VTF3)' dash.err || { cat dash.err; fail "trace -o -: no summary naming -"; }
+"$mri" trace -o - --format otf2 -- "$gauss" >otf2.out 2>otf2.err
+status=$?
+if grep -q "built without OTF2" otf2.err; then
+  echo "OTF2 to a stream skipped: this build has no OTF2"
+else
+  [[ $status == 1 ]] || { cat otf2.err; fail "trace -o - --format otf2: status $status, expected 1"; }
+  grep -q '^mri: cannot write -: an OTF2 archive is two files and a directory' otf2.err ||
+    { cat otf2.err; fail "trace -o - --format otf2: no clear error"; }
+  [[ ! -s otf2.out ]] || fail "trace -o - --format otf2: wrote to stdout"
+fi
+if [[ -n $cachesim ]]; then
+  "$mri" hist --metric L1_DATA_READ_MISS -o - -- "$cachesim" >dash.csv 2>hist.err || { cat hist.err; fail "hist -o -"; }
+  [[ $(head -1 dash.csv) == 'bin,address_begin,address_end,bytes,value,data_structures' ]] ||
+    { head -3 dash.csv; fail "hist -o -: stdout is not the CSV"; }
+  "$mri" hist --metric L1_DATA_READ_MISS -o - --plot /dev/stdout -- "$cachesim" >/dev/null 2>both.err
+  [[ $? == 2 ]] || { cat both.err; fail "hist -o - --plot /dev/stdout: not a usage error"; }
+  grep -q 'name one descriptor' both.err || { cat both.err; fail "hist -o - --plot /dev/stdout: no clear error"; }
+fi
+[[ ! -e ./- ]] || fail "-o - wrote a file named '-'"
 echo "trace: all checks passed"

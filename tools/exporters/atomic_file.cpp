@@ -1,4 +1,5 @@
 #include "atomic_file.h"
+#include "mri_export.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -72,7 +73,47 @@ std::string follow_symlinks(std::string path) {
   return path;
 }
 
+}  // namespace mri::exporters::detail
+
+namespace mri::exporters {
+
+int output_descriptor(const std::string& path) {
+  if (path == "-" || path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
+    long n = 0;
+    for (size_t i = prefix.size(); i < path.size(); ++i) {
+      if (path[i] < '0' || path[i] > '9' || n > 1'000'000'000) return -1;
+      n = n * 10 + (path[i] - '0');
+    }
+    return int(n);
+  }
+  return -1;
+}
+
+bool is_stream_output(const std::string& path) {
+  if (output_descriptor(path) >= 0) return true;
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace mri::exporters
+
+namespace mri::exporters::detail {
+
 AtomicFile::~AtomicFile() { abandon(); }
+
+bool AtomicFile::open_stream(int fd, const std::string& final_path) {
+  fd_ = fd;
+  stream_ = true;
+  final_path_ = final_path;
+  buffer_.assign(kBufferBytes, '\0');
+  used_ = 0;
+  bytes_flushed_ = 0;
+  error_.clear();
+  return true;
+}
 
 bool AtomicFile::open(const std::string& final_path, std::string& error) {
   if (fd_ >= 0 || !temp_path_.empty()) {
@@ -83,10 +124,35 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
     error = "invalid output path '" + final_path + "': it names no file";
     return false;
   }
+  // A stream: a descriptor of this process, written through a duplicate
+  // (at its offset: what the process wrote there before stays), or a FIFO,
+  // terminal or other special file, opened as it is.
+  if (const int descriptor = output_descriptor(final_path); descriptor >= 0) {
+    const int fd = ::fcntl(descriptor, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) {
+      error = "cannot write " + final_path + ": descriptor " + std::to_string(descriptor) + " is not open";
+      return false;
+    }
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
+      ::close(fd);
+      error = "cannot write " + final_path + ": descriptor " + std::to_string(descriptor) + " is open for reading only";
+      return false;
+    }
+    return open_stream(fd, final_path);
+  }
   struct stat st;
   if (::stat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    error = "cannot write " + final_path + ": it exists and is not a regular file";
-    return false;
+    if (S_ISDIR(st.st_mode)) {
+      error = "cannot write " + final_path + ": it exists and is not a regular file";
+      return false;
+    }
+    const int fd = ::open(final_path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      error = io_error("cannot write", final_path, errno);
+      return false;
+    }
+    return open_stream(fd, final_path);
   }
   // A symbolic link keeps pointing where it did: the file it names is
   // replaced. The temporary file lives in that file's directory so that
@@ -143,6 +209,18 @@ bool AtomicFile::commit(std::string& error) {
     return false;
   }
   flush_buffer();
+  if (stream_) {  // nothing to sync or rename; a pipe's reader may be gone (EPIPE), a close may fail
+    if (::close(fd_) != 0 && error_.empty()) latch("cannot close", errno);
+    fd_ = -1;
+    stream_ = false;
+    buffer_.clear();
+    buffer_.shrink_to_fit();
+    if (!error_.empty()) {
+      error = error_;
+      return false;
+    }
+    return true;
+  }
   // fsync before rename: otherwise a crash shortly after could leave the
   // final name pointing at an empty file on some file systems.
   if (error_.empty() && ::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) latch("cannot sync", errno);
@@ -171,6 +249,7 @@ void AtomicFile::abandon() {
     ::unlink(temp_path_.c_str());
     temp_path_.clear();
   }
+  stream_ = false;
   used_ = 0;
 }
 

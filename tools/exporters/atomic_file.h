@@ -25,7 +25,9 @@ std::string follow_symlinks(std::string path);
 
 // Writes to "<dir>/.<name>.tmp-XXXXXX" and renames it to `final_path` in
 // commit() (to the file it names when it is a symbolic link). The destructor removes the temporary file unless commit()
-// succeeded. Every failed write(2)/fsync/close is latched as the first
+// succeeded. A stream target (is_stream_output(): "-", /dev/stdout,
+// /dev/fd/N, a FIFO, a terminal) is written directly instead: commit()
+// flushes and closes it, and nothing can be removed after a failure. Every failed write(2)/fsync/close is latched as the first
 // error (with the final path and strerror); later writes are dropped.
 // Not thread safe.
 class AtomicFile {
@@ -37,8 +39,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   ~AtomicFile();
 
-  // Creates the temporary file. Fails when the directory is missing or not
-  // writable, or when `final_path` exists and is not a regular file.
+  // Creates the temporary file, or opens the stream. Fails when the
+  // directory is missing or not writable, when `final_path` is a
+  // directory, or when a named descriptor is not open for writing.
   bool open(const std::string& final_path, std::string& error);
 
   // Room for at least `n` bytes (n <= kBufferBytes) at the end of the
@@ -65,7 +68,10 @@ class AtomicFile {
   void flush_buffer();
   void latch(const std::string& what, int err);
 
+  bool open_stream(int fd, const std::string& final_path);
+
   int fd_ = -1;
+  bool stream_ = false;      // writing straight to a stream: no temporary file, no rename
   std::string final_path_;   // as given: the messages name it
   std::string target_path_;  // final_path_ with its symbolic links followed
   std::string temp_path_;

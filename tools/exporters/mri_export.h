@@ -157,6 +157,24 @@ std::unique_ptr<TraceWriter> make_otf2_writer();
 // Whether this build can write OTF2. Thread safe.
 bool otf2_supported();
 
+// ---------------------------------------------------------------------------
+// Output targets
+
+// The descriptor of this process an output path names: "-" and
+// "/dev/stdout" 1, "/dev/stderr" 2, "/dev/fd/N" and "/proc/self/fd/N" N;
+// -1 for any other path. Such a path is taken as the stream behind the
+// descriptor (written through a duplicate, at its current offset), not as
+// a file to replace: "/dev/stdout" of a shell's `> file` appends to what
+// the process wrote there, as "-" does. Thread safe.
+int output_descriptor(const std::string& path);
+// Whether `path` is written as a stream: it names a descriptor (above), or
+// an existing file that is neither a regular file nor a directory (a FIFO,
+// a terminal, /dev/null), opened for writing as it is. The one-file writers
+// (VTF3, callgrind) write a stream directly, without a temporary file and
+// rename, and cannot take back what they wrote when they fail later; an
+// OTF2 archive (two files and a directory) cannot go to one. Thread safe.
+bool is_stream_output(const std::string& path);
+
 enum class TraceFormat { Vtf3, Otf2 };
 
 // ".otf2" (the anchor file name) -> Otf2, anything else -> Vtf3. These

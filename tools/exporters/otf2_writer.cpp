@@ -213,6 +213,12 @@ class Otf2Writer final : public TraceWriter {
       error = "begin() was already called on this writer";
       return false;
     }
+    if (is_stream_output(path)) {
+      error = "cannot write " + path + ": an OTF2 archive is two files and a directory (<name>.otf2, <name>.def, "
+              "<name>/), it cannot go to standard output, a descriptor or another stream; give '<dir>/<name>.otf2' "
+              "(or write VTF3, one file, to the stream)";
+      return false;
+    }
     const std::string base = detail::base_name_of(path);
     if (base.size() <= 5 || base.compare(base.size() - 5, 5, ".otf2") != 0) {
       error = "OTF2 output path '" + path + "' must name the anchor file, '<dir>/<name>.otf2'";

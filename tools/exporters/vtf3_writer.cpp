@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
@@ -178,7 +179,9 @@ class Vtf3Writer final : public TraceWriter {
     }
     if (!defs_.reset(defs, error)) return false;
     if (!out_.open(path, error)) return false;
-    directory_ = detail::directory_of(path);
+    // Spill files live next to the output; a stream's go to $TMPDIR or /tmp.
+    const char* tmpdir = std::getenv("TMPDIR");
+    directory_ = !is_stream_output(path) ? detail::directory_of(path) : tmpdir && *tmpdir ? tmpdir : "/tmp";
     state_ = State::Open;
     return true;
   }

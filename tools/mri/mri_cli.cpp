@@ -9,6 +9,7 @@
 // Uses the public C API (include/mri.h), the exporters (tools/exporters)
 // and, for `mri hist`, the standalone simulator's configuration functions
 // (simulator/cachesim.h).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,10 +136,18 @@ std::string reason_only(const std::string& error, const std::string& path) {
 // for writing in place (which /dev/null or a pipe allows too).
 std::string unwritable_reason(const std::string& path, bool by_rename) {
   if (path.empty() || path.back() == '/') return "it names no file";
+  // A stream ("-", /dev/stdout, /dev/fd/N, a FIFO, a terminal): written
+  // directly (mri::exporters::is_stream_output()).
+  if (const int fd = mri::exporters::output_descriptor(path); fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0) return "descriptor " + std::to_string(fd) + " is not open";
+    if ((flags & O_ACCMODE) == O_RDONLY) return "descriptor " + std::to_string(fd) + " is open for reading only";
+    return "";
+  }
   struct stat st;
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) return "it is a directory";
-  if (exists && by_rename && !S_ISREG(st.st_mode)) return "it exists and is not a regular file";
+  if (exists && !S_ISREG(st.st_mode)) return ::access(path.c_str(), W_OK) == 0 ? "" : std::strerror(errno);
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   struct stat ds;
@@ -150,6 +159,27 @@ std::string unwritable_reason(const std::string& path, bool by_rename) {
     return std::strerror(errno);
   }
   return "";
+}
+
+// An output that names mri's standard output ("-", /dev/stdout,
+// /dev/fd/1) gets it to itself: before the program starts, mri keeps a
+// duplicate of descriptor 1 for the output and points 1 at stderr, where
+// the program's own standard output and mri's tables then go, so that
+// they do not end up inside the file (`mri profile -o - -- prog |
+// callgrind_annotate /dev/stdin`). writer_path() is the path the writers
+// get for such an output: /dev/fd/<the duplicate>.
+int g_stdout_copy = -1;
+
+void claim_stdout(const std::string& path) {
+  if (path.empty() || mri::exporters::output_descriptor(path) != 1 || g_stdout_copy >= 0) return;
+  std::fflush(stdout);
+  g_stdout_copy = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (g_stdout_copy >= 0) ::dup2(2, 1);
+}
+
+std::string writer_path(const std::string& path) {
+  if (g_stdout_copy < 0 || path.empty() || mri::exporters::output_descriptor(path) != 1) return path;
+  return "/dev/fd/" + std::to_string(g_stdout_copy);
 }
 
 // Ends mri with status 1 before anything ran when `path` cannot be written.
@@ -674,8 +704,8 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
   for (auto& [region, costs] : self) profile.functions.push_back({region, costs});
   for (auto& [k, c] : calls) profile.calls.push_back(c);
   std::string error;
-  if (!ex::write_callgrind(path, profile, error)) {
-    std::fprintf(stderr, "mri: cannot write %s: %s\n", path.c_str(), reason_only(error, path).c_str());
+  if (!ex::write_callgrind(writer_path(path), profile, error)) {
+    std::fprintf(stderr, "mri: cannot write %s: %s\n", path.c_str(), reason_only(error, writer_path(path)).c_str());
     MRI_Finalize();
     std::exit(1);
   }
@@ -763,6 +793,7 @@ int cmd_profile(int argc, char** argv) {
   if (g_metrics.size() > kMaxMetrics)
     usage_error("%s", "at most 3 --metric: the monitor holds 4 profile requests at a time, and the time profile is one");
   check_output(output, true);
+  claim_stdout(output);
   char** prog = argv + i;
   if (MRI_Init() != MRI_OK) die("init");
   // The events, before the program is started: an unknown name or an event
@@ -1124,6 +1155,7 @@ int cmd_trace(int argc, char** argv) {
   ex::TraceFormat fmt = ex::trace_format_for_path(output);
   if (!format.empty() && !ex::parse_trace_format(format, fmt)) usage_error("unknown trace format '%s' (vtf3, otf2)", format.c_str());
   char** prog = argv + i;
+  if (fmt == ex::TraceFormat::Vtf3) claim_stdout(output);  // OTF2 refuses a stream below
   if (MRI_Init() != MRI_OK) die("init");
   if (ring && MRI_Set_Trace_Buffer_Size(ring, std::max(ring, 1u << 20)) != MRI_OK) die("--ring");
   load_program(prog);
@@ -1137,9 +1169,9 @@ int cmd_trace(int argc, char** argv) {
   a.regions = region_indices(&defs.regions);
   a.writer = ex::make_trace_writer(fmt);
   std::string error;
-  if (!a.writer || !a.writer->begin(output, defs, error)) {
+  if (!a.writer || !a.writer->begin(writer_path(output), defs, error)) {
     std::fprintf(stderr, "mri: cannot write %s: %s\n", output.c_str(),
-                 a.writer ? reason_only(error, output).c_str() : "no writer");
+                 a.writer ? reason_only(error, writer_path(output)).c_str() : "no writer");
     MRI_Application_Finish();
     MRI_Finalize();
     return 1;
@@ -1217,8 +1249,9 @@ int cmd_trace(int argc, char** argv) {
     return 1;
   }
   if (!a.error.empty()) {
-    std::fprintf(stderr, "mri: cannot write %s: %s (no trace file left behind)\n", output.c_str(),
-                 reason_only(a.error, output).c_str());
+    std::fprintf(stderr, "mri: cannot write %s: %s (%s)\n", output.c_str(),
+                 reason_only(a.error, writer_path(output)).c_str(),
+                 ex::is_stream_output(output) ? "a stream: what was written stays there" : "no trace file left behind");
     MRI_Finalize();
     return 1;
   }
@@ -1353,6 +1386,20 @@ std::string bin_names(const MRI_Histogram_Bin& b, const char* separator) {
 // opening it had already truncated what it held, and a truncated CSV or
 // SVG would pass for a complete one.
 bool write_file(const std::string& path, const std::string& text, std::string& error) {
+  // A descriptor ("-", /dev/stdout, /dev/fd/N): written where it stands,
+  // not reopened (which would truncate a file the shell redirected it to).
+  if (const int fd = mri::exporters::output_descriptor(path); fd >= 0) {
+    for (size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = std::strerror(n < 0 ? errno : EIO);
+        return false;
+      }
+      done += size_t(n);
+    }
+    return true;
+  }
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
     error = std::strerror(errno);
@@ -1531,6 +1578,13 @@ int cmd_hist(int argc, char** argv) {
                 "simulate this machine's caches)");
   check_output(csv, false);
   check_output(plot, false);
+  if (!csv.empty() && !plot.empty() && mri::exporters::output_descriptor(csv) >= 0 &&
+      mri::exporters::output_descriptor(csv) == mri::exporters::output_descriptor(plot))
+    usage_error("%s", ("-o " + csv + " and --plot " + plot +
+                       " name one descriptor: the CSV and the chart would run into each other; give one of them a file")
+                          .c_str());
+  claim_stdout(csv);
+  claim_stdout(plot);
   char** prog = argv + i;
   if (MRI_Init() != MRI_OK) die("init");
   MRI_Runtime_Information_Spec ri;
@@ -1643,7 +1697,7 @@ int cmd_hist(int argc, char** argv) {
       text += std::to_string(b) + "," + hex(e.address_begin) + "," + hex(e.address_end) + "," +
               std::to_string(bytes) + "," + std::to_string(e.value) + "," + bin_names(e, ";") + "\n";
     }
-    if (!write_file(csv, text, error)) {
+    if (!write_file(writer_path(csv), text, error)) {
       std::fprintf(stderr, "mri: cannot write %s: %s\n", csv.c_str(), error.c_str());
       MRI_Finalize();
       return 1;
@@ -1654,7 +1708,7 @@ int cmd_hist(int argc, char** argv) {
                               where + " (" + program + ", " + std::to_string(h->nr_Elements) + " bins)";
     const std::string xlabel = "bin: " + std::to_string(width) + " bytes of " +
                                (data.empty() ? std::string("the packed data structures") : data) + " each, in address order";
-    if (!write_file(plot, svg_chart(*h, title, event + " (simulated)", xlabel), error)) {
+    if (!write_file(writer_path(plot), svg_chart(*h, title, event + " (simulated)", xlabel), error)) {
       std::fprintf(stderr, "mri: cannot write %s: %s\n", plot.c_str(), error.c_str());
       MRI_Finalize();
       return 1;
