@@ -22,7 +22,10 @@
 #   - -o to a stream ("-", /dev/stdout into a pipe, /dev/fd/3, a FIFO) is
 #     written there directly; with standard output, mri's table and the
 #     program's own output go to stderr instead; a descriptor that is not
-#     open is refused before the run.
+#     open is refused before the run;
+#   - a reader of the table that is gone (`| true`): mri still writes the
+#     -o file and ends the program, then dies of SIGPIPE quietly (141);
+#     with SIGPIPE ignored it says so, status 1.
 #
 #   test_profile.sh MRI GAUSS TESTAPP WORKDIR
 set -uo pipefail
@@ -204,5 +207,26 @@ status=$?
 grep -q '^mri: cannot write /dev/fd/9: descriptor 9 is not open (the program was not run)' fd9.err ||
   { cat fd9.err; fail "-o /dev/fd/9 (closed): no clear error"; }
 ls -A | grep -q '^\.' && { ls -A; fail "a temporary file was left behind"; }
+
+# --- The table's reader goes away before mri writes (`| true`; 40 threads'
+# tables are more than a pipe's stdio buffer, so they are written before
+# the callgrind file): the file is written all the same, the program is
+# not left running, no temporary file stays (no segment either: the
+# shm_before/shm_after fixture), and mri dies of SIGPIPE quietly, as a
+# standard tool does.
+"$mri" profile --per-thread -o pipe.cg -- "$app" nested 40 20 2>pipe.err | true
+status=${PIPESTATUS[0]}
+[[ $status == 141 ]] || { cat pipe.err; fail "profile | true: status $status, expected 141 (SIGPIPE)"; }
+grep -q '^totals: ' pipe.cg || { cat pipe.err; fail "profile | true: the -o file was not written"; }
+callgrind_annotate pipe.cg 2>&1 | grep -q 'PROGRAM TOTALS' || fail "profile | true: callgrind_annotate cannot read pipe.cg"
+grep -q 'cannot write standard output' pipe.err && { cat pipe.err; fail "profile | true: not quiet"; }
+pgrep -f -- "$app nested 40 20" >/dev/null && fail "profile | true: the program still runs"
+ls -A | grep -q '^\.' && { ls -A; fail "profile | true: a temporary file was left behind"; }
+# With SIGPIPE ignored (inherited by mri and the program) the write fails
+# with EPIPE, and mri says so: status 1.
+(trap '' PIPE; "$mri" profile --per-thread -- "$app" nested 40 20 2>ign.err | true; exit "${PIPESTATUS[0]}")
+status=$?
+[[ $status == 1 ]] || { cat ign.err; fail "profile | true with SIGPIPE ignored: status $status, expected 1"; }
+grep -q '^mri: cannot write standard output: Broken pipe' ign.err || { cat ign.err; fail "no word on the broken pipe"; }
 
 echo "profile: all checks passed"

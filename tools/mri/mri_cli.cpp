@@ -1734,10 +1734,51 @@ void survive_file_size_limit() {
   sigaction(SIGXFSZ, &action, nullptr);
 }
 
+// A reader of mri's standard output that goes away (`mri profile -- prog |
+// head -3`) must not kill mri in the middle of its work: the table is
+// printed before the -o file is written and MRI_Finalize() ends the run,
+// so a SIGPIPE there lost the file without a word. SIGPIPE is caught by a
+// handler that notes it (not ignored: PROGRAM gets its default action back
+// at the exec, as for SIGXFSZ), writes to the pipe fail with EPIPE, and
+// mri finishes everything else; end_of_output() then dies of SIGPIPE as a
+// standard tool would, quietly, with status 141. Left ignored when mri was
+// started with it ignored: then EPIPE is reported.
+volatile sig_atomic_t g_broken_pipe;
+bool g_sigpipe_ignored;
+
+void survive_broken_pipe() {
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) {
+    g_sigpipe_ignored = true;
+    return;
+  }
+  struct sigaction action {};
+  action.sa_handler = [](int) { g_broken_pipe = 1; };
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGPIPE, &action, nullptr);
+}
+
+// The end of a command (the program ended, files written, MRI_Finalize()
+// done): what could not be written to standard output. A reader that went
+// away ends mri by SIGPIPE; any other error is reported, status 1.
+int end_of_output(int code) {
+  const bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  const int err = errno;
+  if (ok) return code;
+  if (g_broken_pipe && !g_sigpipe_ignored) {
+    signal(SIGPIPE, SIG_DFL);
+    raise(SIGPIPE);
+  }
+  std::fprintf(stderr, "mri: cannot write standard output: %s\n", std::strerror(g_broken_pipe ? EPIPE : err));
+  return code == 0 ? 1 : code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   survive_file_size_limit();
+  survive_broken_pipe();
   if (argc < 2) usage_error("%s", "missing command");
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -1749,13 +1790,13 @@ int main(int argc, char** argv) {
                 MRI_Get_Protocol_Version());
     return 0;
   }
-  if (cmd == "profile") return cmd_profile(argc - 2, argv + 2);
-  if (cmd == "regions") return cmd_regions(argc - 2, argv + 2);
-  if (cmd == "hist") return cmd_hist(argc - 2, argv + 2);
-  if (cmd == "trace") return cmd_trace(argc - 2, argv + 2);
+  if (cmd == "profile") return end_of_output(cmd_profile(argc - 2, argv + 2));
+  if (cmd == "regions") return end_of_output(cmd_regions(argc - 2, argv + 2));
+  if (cmd == "hist") return end_of_output(cmd_hist(argc - 2, argv + 2));
+  if (cmd == "trace") return end_of_output(cmd_trace(argc - 2, argv + 2));
   if (cmd == "info") {
     for (int k = 2; k < argc; ++k) help_option(argv[k]);
-    return cmd_info();
+    return end_of_output(cmd_info());
   }
   usage_error("unknown command '%s'", cmd.c_str());
 }
