@@ -470,7 +470,8 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
  *   exited first (longjmp out of regions). So every thread's enters and
  *   exits nest and balance, except when records were discarded, for an
  *   instance entered before the request took effect (its exit comes
- *   alone), after MRI_Application_Finish() or a kill (no exits written),
+ *   alone), for a request deleted or replaced while they were open,
+ *   after MRI_Application_Finish(), _exit() or a kill (no exits written),
  *   or beyond 256 open instances per thread; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
  *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter or a simulated

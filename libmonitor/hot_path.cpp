@@ -187,10 +187,6 @@ inline bool traced_thread(const TraceTarget& t, uint32_t index) { return in_thre
 
 constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
 
-// Trace requests at a region enter: REGION_EVENT records, and the count of
-// open instances of each request's regions (their subregions are traced
-// inside them). always_inline: the traced event's cost is mostly rdtsc and
-// the record store; a call would add to it.
 inline uint64_t trace_open_key(uint32_t id, uint16_t request) { return (uint64_t(request) << 32) | id; }
 
 // An enter record written: its instance is open until its exit record.
@@ -237,6 +233,10 @@ __attribute__((always_inline)) inline void trace_open_pop(ThreadState* ts, uint3
   trace_open_unusual(ts, key, now);
 }
 
+// Trace requests at a region enter: REGION_EVENT records, and the count of
+// open instances of each request's regions (their subregions are traced
+// inside them). always_inline: the traced event's cost is mostly rdtsc and
+// the record store; a call would add to it.
 __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const RegionPlan& p, uint32_t id) {
   const TraceTarget* t = g.traces + p.trace_begin;
   if (MRI_LIKELY(p.trace_simple)) {  // about 1 ns less per event than the loop (docs/PERFORMANCE.md)

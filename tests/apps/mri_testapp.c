@@ -45,6 +45,9 @@
  *                                     second thread enters "spin" and sleeps there;
  *                                     then main enters "step" and "inner" and calls
  *                                     exit(0) inside them (and "main")
+ *   mri_testapp jump N                N "step"s, each entering "inner" and leaving it
+ *                                     by longjmp() back into the step (no exit of
+ *                                     "inner"), then leaving "step"
  *   mri_testapp init_exit CODE        Monitor_Init() (waits for the tool's release),
  *                                     then exit(CODE) before any region
  *   mri_testapp late_start MS         sleep MS ms before the first region, then one "step"
@@ -61,6 +64,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +451,17 @@ int main(int argc, char **argv)
         MONITOR_ENTER(r_step);
         MONITOR_ENTER(r_inner);
         exit(0);
+    } else if (strcmp(mode, "jump") == 0) {
+        int n = arg_int(argc, argv, 2);
+        for (volatile int i = 0; i < n; ++i) { /* volatile: kept across the longjmp */
+            jmp_buf back;
+            MONITOR_ENTER(r_step);
+            if (!setjmp(back)) {
+                MONITOR_ENTER(r_inner);
+                longjmp(back, 1);
+            }
+            MONITOR_EXIT(r_step);
+        }
     } else if (strcmp(mode, "parallel") == 0) {
         pthread_t th[2];
         for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, team_member, NULL);

@@ -473,6 +473,28 @@ static void test_measured_instances_open_at_the_end_get_one_exit(void **state)
     exit_inside_regions(1);
 }
 
+/* longjmp() out of "inner" back into "step", 5 times: each inner's exit
+ * is written, marked, when its step exits, before the step's: the trace
+ * balances and nests. */
+static void test_exits_skipped_by_longjmp_are_written(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Register_Call_Back_Function(drain_callback), MRI_OK);
+    char *argv[] = {"mri_testapp", "jump", "5", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    const struct thread_view *v = &seen[0];
+    assert_int_equal(v->enters, 1 + 2 * 5);
+    assert_int_equal(v->exits, 1 + 2 * 5);
+    assert_int_equal(v->synthetic_exits, 5);
+    assert_int_equal(v->misnested, 0);
+    assert_int_equal(v->depth, 0);
+    assert_int_equal(v->backwards, 0);
+}
+
 /* A tool that never empties the buffer: every thread waits at most
  * MRI_TRACE_WAIT_MS, then discards, and every record is accounted for. */
 static void test_hung_tool_turns_into_counted_discards(void **state)
@@ -764,6 +786,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_blocking_calls_in_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instances_open_at_the_end_get_exits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_measured_instances_open_at_the_end_get_one_exit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exits_skipped_by_longjmp_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
