@@ -127,13 +127,14 @@ std::string reason_only(const std::string& error, const std::string& path) {
 }
 
 // Why an output file cannot be written at `path`, or "" when it can: a
-// path that names no file, a directory or other non-file at the path, a
-// missing or unwritable directory. Checked before the program runs so that
-// a long run is not lost to a bad path; the final write still reports its
-// own errors. by_rename: the file is written next to the path and renamed
-// over it (tools/exporters/atomic_file.h), so it must be a regular file if
-// it exists, and its own permissions do not matter; otherwise it is opened
-// for writing in place (which /dev/null or a pipe allows too).
+// path that names no file, a directory at the path, a descriptor that is
+// not open for writing, a special file (FIFO, terminal) without write
+// permission, a missing or unwritable directory. Checked before the
+// program runs so that a long run is not lost to a bad path; the final
+// write still reports its own errors. by_rename: a regular file is written
+// next to the path and renamed over it (tools/exporters/atomic_file.h), so
+// its own permissions do not matter; otherwise it is opened for writing in
+// place. A stream is written directly either way.
 std::string unwritable_reason(const std::string& path, bool by_rename) {
   if (path.empty() || path.back() == '/') return "it names no file";
   // A stream ("-", /dev/stdout, /dev/fd/N, a FIFO, a terminal): written
