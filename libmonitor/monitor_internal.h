@@ -316,6 +316,11 @@ void arm_all(unsigned char value);
 void for_each_thread(void (*fn)(ThreadState*));  // every registered thread's state
 void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
+// The end of monitoring, as Monitor_Final at exit (`reason` kExited): the
+// calling thread's open instances end now, every trace record is
+// published, the state becomes terminated. False when monitoring was not
+// on (dormant, detached, already ended).
+bool end_monitoring(proto::StopReason reason);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);
 // A copy of `d` with its own name and file, for a descriptor the monitor

@@ -961,6 +961,33 @@ int register_region_locked(Monitor_Region_Descriptor* d) {
   return id;
 }
 
+bool end_monitoring(StopReason reason) {
+  std::lock_guard<std::mutex> lock(g.control_mutex);
+  uint32_t m = g.mode.load();
+  if (m != kRunning && m != kStopped) return false;
+  if (!g.published) publish_once();
+  g.mode.store(kFinished, std::memory_order_seq_cst);
+  arm_all(0);  // under the registry lock: a module may be registering its regions
+  ThreadState* ts = current_thread_state();
+  quiesce(ts);
+  close_open_instances(ts);
+  // The other threads' traced instances still open end in their traces
+  // now too (they are quiescent: nothing else writes their rings).
+  for_each_thread([](ThreadState* other) { trace_close_open(other, ticks()); });
+  cache_finish();
+  // The end of monitoring (4.4): records kept aside wait for the tool to
+  // make room (bounded), so the tool gets them with the rest.
+  for_each_thread(trace_flush_stash);
+  // The records written since the quiesce (the exits above, values), and
+  // any stash moved just now, become visible before the state says the
+  // end: a thread publishes its head only every 16 records.
+  for_each_thread(trace_publish_head);
+  publish_state(AppState::kTerminated, reason, -1, false);
+  mri::sync::bump(g.run_generation);
+  mri::sync::futex_wake_private(&g.run_generation);
+  return true;
+}
+
 }  // namespace mri::monitor
 
 extern "C" {
@@ -976,30 +1003,7 @@ void Monitor_Init(void) {
   Monitor_Region_Enter_Slow(&none);
 }
 
-void Monitor_Final(void) {
-  std::lock_guard<std::mutex> lock(g.control_mutex);
-  uint32_t m = g.mode.load();
-  if (m != kRunning && m != kStopped) return;
-  if (!g.published) publish_once();
-  g.mode.store(kFinished, std::memory_order_seq_cst);
-  arm_all(0);  // under the registry lock: a module may be registering its regions
-  ThreadState* ts = current_thread_state();
-  quiesce(ts);
-  close_open_instances(ts);
-  // The other threads' traced instances still open end in their traces
-  // now too (they are quiescent: nothing else writes their rings).
-  for_each_thread([](ThreadState* other) { trace_close_open(other, ticks()); });
-  cache_finish();
-  // The end of monitoring (4.4): records kept aside wait for the tool to
-  // make room (bounded), so the tool gets them with the rest.
-  for_each_thread(trace_flush_stash);
-  // The records written since the quiesce (the exits above) become
-  // visible: a thread publishes its head only every 16 records.
-  for_each_thread(trace_publish_head);
-  publish_state(AppState::kTerminated, StopReason::kExited, -1, false);
-  mri::sync::bump(g.run_generation);
-  mri::sync::futex_wake_private(&g.run_generation);
-}
+void Monitor_Final(void) { end_monitoring(StopReason::kExited); }
 
 int Monitor_Is_Attached(void) {
   uint32_t m = g.mode.load(std::memory_order_acquire);

@@ -256,6 +256,39 @@ static void test_records_taken_after_the_end_without_a_call_back(void **state)
     }
 }
 
+/* exit() inside main: Monitor_Final ends main's open instance, and its
+ * EXECUTION_TIME record is the thirteenth (4 steps and 8 inners before it).
+ * It was written after the monitor had made the thread's records visible
+ * for the last time (a thread does it 16 records at a time): lost, and not
+ * counted as emitted. */
+static void test_exit_delivers_the_records_of_the_instances_it_ends(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "exit", "4", "3", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec t = MRI_EXECUTION_TIME;
+    MRI_Region_Spec main_region = region("main");
+    MRI_Region_Table regions = {&main_region, 1};
+    assert_true(MRI_Trace_Request(&t, &regions, NULL, NULL) > 0);
+    run_to_end();
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    unsigned long long main_value = 0;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) {
+            account(&chunk[i]);
+            if (same(&chunk[i].region, &main_region)) main_value = chunk[i].data;
+        }
+    assert_int_equal(step_values, 4);
+    assert_int_equal(inner_values, 8);
+    assert_int_equal(seen[0].values, 13);
+    assert_true(main_value > 0);
+    MRI_Trace_Statistics st = stats_of(0);
+    assert_int_equal(st.emitted, 13);
+    assert_int_equal(st.delivered, 13);
+    assert_int_equal(st.discarded, 0);
+}
+
 /* Without a call-back, at each breakpoint: the tool takes the records as
  * soon as MRI_Wait() returns, until nothing comes, and has every record
  * written before the stop (they were in the rings until the collector's
@@ -779,6 +812,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_without_subregions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_after_the_end_without_a_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exit_delivers_the_records_of_the_instances_it_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
