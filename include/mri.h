@@ -41,7 +41,7 @@ extern "C" {
 /* Version of this API (not of the shared-memory protocol, see
  * MRI_Get_Protocol_Version()). */
 #define MRI_API_VERSION_MAJOR 1
-#define MRI_API_VERSION_MINOR 2
+#define MRI_API_VERSION_MINOR 3
 
 /* ------------------------------------------------------------------------ */
 /* Section 2: terms and definitions                                          */
@@ -586,7 +586,11 @@ typedef enum {
     MRI_STOP_STOP_REQUEST = 3,  /* MRI_Stop() */
     MRI_STOP_EXITED = 4,        /* terminated: exited by itself (exit_code valid) */
     MRI_STOP_SIGNALED = 5,      /* terminated: killed by a signal (signal valid) */
-    MRI_STOP_TERMINATED_BY_TOOL = 6 /* terminated: MRI_Application_Finish() */
+    MRI_STOP_TERMINATED_BY_TOOL = 6, /* terminated: MRI_Application_Finish() */
+    MRI_STOP_EXEC = 7           /* terminated for the monitor: monitoring ended at an exec()
+                                   (exec_replaced) and the process (same pid) still runs,
+                                   unmonitored; once it has ended, the reason is MRI_STOP_EXITED
+                                   or MRI_STOP_SIGNALED and exec_replaced stays set */
 } MRI_Stop_Reason;
 
 typedef struct {
@@ -604,17 +608,31 @@ typedef struct {
     unsigned int bad_requests;     /* corrupt request records the monitor ignored */
     unsigned int counter_errors;   /* times a thread could not set up its counters (see monitor_message) */
     char monitor_message[256];     /* the latest problem the monitor noticed, "" if none */
+    /* 1: the program replaced itself with exec() (without fork()). Monitoring
+     * ended there as at an exit: the instances then open were measured up to
+     * it, every trace record was published. The new image is not monitored.
+     * 2: monitoring ended for an exec() that then failed in a way the monitor
+     * could not foresee (monitor_message says how); the program ran on
+     * unmonitored. (An exec() that fails because the file is missing or not
+     * executable ends nothing: monitoring goes on, and this stays 0.) */
+    int exec_replaced;
+    unsigned long long exec_timestamp; /* exec_replaced: when monitoring ended, on the clock of the trace records (ns) */
 } MRI_Application_Status_Info;
 
 /* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)
  * or has terminated. Returns MRI_APPLICATION_STOPPED or
  * MRI_APPLICATION_TERMINATED, or MRI_Error (not initialised, no
- * application, called from the trace call-back). */
+ * application, called from the trace call-back). When the program
+ * replaced itself with exec() (MRI_Application_Status_Info's
+ * exec_replaced), monitoring has ended but the process runs on: MRI_Wait()
+ * returns once the process has ended, so that its exit status is known. */
 int MRI_Wait(void);
 
 /* Like MRI_Wait() but bounded: returns MRI_APPLICATION_RUNNING when the
  * timeout (milliseconds) expires first. Errors: as MRI_Wait(), a negative
- * timeout. */
+ * timeout. After an exec() it returns MRI_APPLICATION_TERMINATED at the
+ * timeout at the latest (the reason is MRI_STOP_EXEC while the process
+ * runs). */
 int MRI_Wait_Timeout(int timeout_ms);
 
 /* Returns the status without blocking: MRI_APPLICATION_RUNNING, _STOPPED,
@@ -651,8 +669,10 @@ int MRI_Application_Load(const char *path, char *const argv[]);
 
 /* Ends the application: asks it to terminate at once (it publishes its
  * final state and exits), kills it if it has not gone within 5 s, and
- * reaps it. Results stay readable until the next load or MRI_Finalize().
- * Returns MRI_OK also when the application had already terminated. */
+ * reaps it. A process whose monitoring ended at an exec() (exec_replaced)
+ * no longer answers: it is killed (SIGKILL) at once. Results stay readable
+ * until the next load or MRI_Finalize(). Returns MRI_OK also when the
+ * application had already terminated. */
 int MRI_Application_Finish(void);
 
 /* Initialises the library. Must precede every other call except

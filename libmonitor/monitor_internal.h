@@ -234,6 +234,7 @@ struct Global {
   // number (tool_is_alive()).
   uint64_t tool_pidfd_dev = 0, tool_pidfd_ino = 0;
   uint32_t tool_pid = 0;
+  uint32_t own_pid = 0;  // the pid that attached: a vfork()ed child shares this memory, not the pid (exec.cpp)
   bool published = false;
 
   // Regions: every registered descriptor and the published region of each.
@@ -316,10 +317,10 @@ void arm_all(unsigned char value);
 void for_each_thread(void (*fn)(ThreadState*));  // every registered thread's state
 void quiesce(const ThreadState* self);
 bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState* self, int64_t ack = -1);
-// The end of monitoring, as Monitor_Final at exit (`reason` kExited): the
-// calling thread's open instances end now, every trace record is
-// published, the state becomes terminated. False when monitoring was not
-// on (dormant, detached, already ended).
+// The end of monitoring, as Monitor_Final at exit (`reason` kExited) or
+// before an exec() (kExec, exec.cpp): the calling thread's open instances
+// end now, every trace record is published, the state becomes terminated.
+// False when monitoring was not on (dormant, detached, already ended).
 bool end_monitoring(proto::StopReason reason);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);

@@ -135,6 +135,7 @@ void attach_from_environment() {
                   holder);
     return refuse(why, false);
   }
+  g.own_pid = uint32_t(getpid());
   uint32_t version = sync::load(h->protocol_version);
   if (version != proto::kProtocolVersion) {
     char why[proto::kMessageBytes];
@@ -982,6 +983,7 @@ bool end_monitoring(StopReason reason) {
   // any stash moved just now, become visible before the state says the
   // end: a thread publishes its head only every 16 records.
   for_each_thread(trace_publish_head);
+  if (reason == StopReason::kExec && g.view.base) sync::store(app().end_ticks, ticks());
   publish_state(AppState::kTerminated, reason, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);

@@ -168,7 +168,7 @@ std::string describe_wait_status(int st) {
 // The application announced its end (Monitor_Final); its exit status
 // follows within moments. Waits up to `ms` for it so that callers see it.
 void await_exit_status(int ms) {
-  const uint64_t deadline = sync::monotonic_ns() + uint64_t(ms) * 1000000ull;
+  const uint64_t deadline = ms < 0 ? UINT64_MAX : sync::monotonic_ns() + uint64_t(ms) * 1000000ull;
   while (!child_exited() && sync::monotonic_ns() < deadline) {
     if (s.pidfd >= 0) {
       struct pollfd p{s.pidfd, POLLIN, 0};
@@ -384,7 +384,11 @@ int finish_application() {
       s.last_cmd_seq = sync::bump(h->tool.cmd_seq);
       sync::futex_wake_shared(&h->tool.cmd_seq);
     }
-    const uint64_t deadline = sync::monotonic_ns() + uint64_t(kFinishGraceMs) * 1000000ull;
+    // After an exec() nobody answers the command: no grace.
+    const bool replaced = h && sync::load(h->app.state) == uint32_t(proto::AppState::kTerminated) &&
+                          (sync::load(h->app.stop_reason) == uint32_t(proto::StopReason::kExec) ||
+                           sync::load(h->app.stop_reason) == uint32_t(proto::StopReason::kExecFailed));
+    const uint64_t deadline = sync::monotonic_ns() + (replaced ? 0 : uint64_t(kFinishGraceMs) * 1000000ull);
     while (!child_exited()) {
       if (sync::monotonic_ns() > deadline) {
         std::lock_guard<std::mutex> lock(s.reap_mu);

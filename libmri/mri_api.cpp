@@ -232,6 +232,13 @@ int wait_status(const char* name, int64_t timeout_ms) {
     const MRI_Application_Status st = current_status();
     if (st != MRI_APPLICATION_RUNNING) {
       if (st == MRI_APPLICATION_TERMINATED) {
+        const uint32_t reason = snapshot().reason;
+        if (reason == uint32_t(proto::StopReason::kExec) || reason == uint32_t(proto::StopReason::kExecFailed)) {
+          // Monitoring ended at an exec(); the process runs the new image
+          // until it ends (or the caller's timeout).
+          const uint64_t now = sync::monotonic_ns();
+          await_exit_status(deadline == UINT64_MAX ? -1 : int(deadline > now ? (deadline - now) / 1000000ull : 0));
+        }
         await_exit_status(2000);
         trace_await_end(-1);  // every trace record delivered first (mri.h)
       }
@@ -738,6 +745,14 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
       if (s.reaped && WIFEXITED(s.wait_status)) info->exit_code = WEXITSTATUS(s.wait_status);
     }
     if (s.finish_requested && reason == proto::StopReason::kTerminatedByTool) info->reason = MRI_STOP_TERMINATED_BY_TOOL;
+    if (reason == proto::StopReason::kExec || reason == proto::StopReason::kExecFailed) {
+      info->exec_replaced = reason == proto::StopReason::kExec ? 1 : 2;
+      if (!s.reaped) info->reason = MRI_STOP_EXEC;
+      const uint64_t end = sync::load(a.end_ticks), epoch = sync::load(a.trace_epoch);
+      const double ns_per_tick = a.ns_per_tick;
+      if (end > epoch && ns_per_tick > 0 && ns_per_tick < 1e6)
+        info->exec_timestamp = (unsigned long long)(double(end - epoch) * ns_per_tick);
+    }
   } else if (info->status == MRI_APPLICATION_STOPPED) {
     switch (reason) {
       case proto::StopReason::kLoaded: info->reason = MRI_STOP_LOADED; break;

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 9
+#define MRI_PROTOCOL_VERSION 10
 #endif
 
 namespace mri::proto {
@@ -63,7 +63,7 @@ enum class AppState : uint32_t {
   kLoading = 0,     // segment created, application not attached yet
   kStopped = 1,     // parked; see stop_reason
   kRunning = 2,
-  kTerminated = 3,  // Monitor_Final ran (normal exit or tool's terminate)
+  kTerminated = 3,  // Monitor_Final ran (normal exit or tool's terminate), or the program called exec()
   kRefused = 4,     // the application refused the segment (refuse_reason)
 };
 
@@ -74,6 +74,14 @@ enum class StopReason : uint32_t {
   kStopRequest = 3,
   kExited = 4,
   kTerminatedByTool = 6,
+  // Version 10: the program replaced itself with exec() (without fork()).
+  // Monitoring ended there as at an exit; the process (same pid) runs the
+  // new image unmonitored. AppControl::end_ticks says when.
+  kExec = 7,
+  // Version 10: monitoring ended for an exec() that then failed (a failure
+  // the monitor could not foresee, last_error says which); the program
+  // runs on unmonitored. Published after kExec, in place of it.
+  kExecFailed = 8,
 };
 
 enum class Command : uint32_t {
@@ -154,11 +162,16 @@ struct alignas(kCacheLine) AppControl {
   // (backends/cachesim), so simulated cache events can be requested.
   uint32_t data_count;
   uint32_t cache_backend;
-  uint32_t reserved[8];
+  // Version 10: ticks (as trace timestamps) when monitoring ended at an
+  // exec() (StopReason::kExec, and kExecFailed after it); stored before
+  // the kExec state is published.
+  uint64_t end_ticks;
+  uint32_t reserved[6];
   char refuse_reason[kMessageBytes];  // AppState::kRefused: why
   char last_error[kMessageBytes];     // latest problem the MCC noticed
 };
 static_assert(offsetof(AppControl, ns_per_tick) == 64);
+static_assert(offsetof(AppControl, end_ticks) == 96);
 static_assert(sizeof(AppControl) == 128 + 2 * kMessageBytes);
 
 // The monitor's own overhead per monitored region instance, measured by the

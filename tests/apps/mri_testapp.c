@@ -22,6 +22,15 @@
  *                                     attached at the start and is no longer
  *   mri_testapp crash N               region "step" N times, then abort()
  *   mri_testapp exit N CODE           region "step" N times, then exit(CODE)
+ *   mri_testapp exec N HOW PROG [ARG...]
+ *                                     N "step"s, then inside a "step" replace the
+ *                                     program with PROG ARG... (argv[0] = PROG) by
+ *                                     HOW: v execv, vp execvp, ve execve, vpe execvpe,
+ *                                     l execl (at most 2 ARGs), fd fexecve (PROG opened).
+ *                                     When the exec fails: print why on stderr, leave
+ *                                     the "step", N more "step"s, exit 4
+ *   mri_testapp vfork_exec N          N "step"s, then inside a "step" vfork() a child
+ *                                     that execs /bin/true, wait for it, N more "step"s
  *   mri_testapp parallel              an OpenMP-style PARALLEL region in threads
  *   mri_testapp touch N PAGES         region "toucher" N times: map PAGES new pages,
  *                                     write one byte in each, unmap them
@@ -60,9 +69,11 @@
 #define _GNU_SOURCE
 #include <mri_monitor.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -388,6 +399,48 @@ int main(int argc, char **argv)
         int n = arg_int(argc, argv, 2), code = arg_int(argc, argv, 3);
         for (int i = 0; i < n; ++i) one_step(0);
         exit(code);
+    } else if (strcmp(mode, "exec") == 0 && argc >= 5) {
+        int n = arg_int(argc, argv, 2);
+        const char *how = argv[3], *prog = argv[4];
+        char **args = argv + 4;
+        extern char **environ;
+        for (int i = 0; i < n; ++i) one_step(0);
+        MONITOR_ENTER(r_step);
+        if (strcmp(how, "v") == 0) {
+            execv(prog, args);
+        } else if (strcmp(how, "vp") == 0) {
+            execvp(prog, args);
+        } else if (strcmp(how, "ve") == 0) {
+            execve(prog, args, environ);
+        } else if (strcmp(how, "vpe") == 0) {
+            execvpe(prog, args, environ);
+        } else if (strcmp(how, "l") == 0) {
+            execl(prog, prog, argc > 5 ? argv[5] : NULL, argc > 6 ? argv[6] : NULL, (char *)NULL);
+        } else if (strcmp(how, "fd") == 0) {
+            int fd = open(prog, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) fexecve(fd, args, environ);
+        } else {
+            fprintf(stderr, "mri_testapp: unknown exec way %s\n", how);
+            return 2;
+        }
+        fprintf(stderr, "mri_testapp: exec %s failed: %s\n", prog, strerror(errno));
+        MONITOR_EXIT(r_step);
+        for (int i = 0; i < n; ++i) one_step(0);
+        MONITOR_EXIT(r_main);
+        return 4;
+    } else if (strcmp(mode, "vfork_exec") == 0) {
+        int n = arg_int(argc, argv, 2);
+        for (int i = 0; i < n; ++i) one_step(0);
+        MONITOR_ENTER(r_step);
+        pid_t child = vfork();
+        if (child == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        int status = -1;
+        if (child < 0 || waitpid(child, &status, 0) != child || status != 0) return 3;
+        MONITOR_EXIT(r_step);
+        for (int i = 0; i < n; ++i) one_step(0);
     } else if (strcmp(mode, "touch") == 0) {
         int n = arg_int(argc, argv, 2), pages = arg_int(argc, argv, 3);
         const size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/shm.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -618,6 +619,119 @@ static void test_exit_code_and_reload(void **state)
     assert_int_equal((long)agg_total(inst), 9);
 }
 
+/* The program replaces itself with exec() (no fork()) inside "step", inside
+ * "main", after 3 steps, in each of the ways of the exec family. Monitoring
+ * ends there as at an exit: the open "step" and "main" instances are
+ * measured up to the exec. The new image (the test program again, with
+ * `exit 2 5`: two steps, exit status 5; for execl `init_exit 5`) is not
+ * monitored: its steps add nothing. The tool learns of the exec and waits for the process's end. */
+static void test_exec_ends_monitoring_there(void **state)
+{
+    (void)state;
+    const char *ways[] = {"v", "vp", "ve", "vpe", "l", "fd"};
+    for (size_t w = 0; w < sizeof ways / sizeof *ways; ++w) {
+        /* execl passes at most 2 arguments: Monitor_Init(), exit(5). */
+        if (strcmp(ways[w], "l") == 0)
+            load("exec", "3", (char *)ways[w], MRI_TESTAPP, "init_exit", "5", NULL);
+        else
+            load("exec", "3", (char *)ways[w], MRI_TESTAPP, "exit", "2", "5", NULL);
+        MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+        MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+        MRI_Request_ID step_time = aggregate(MRI_EXECUTION_TIME, "step", MRI_SUM, MRI_PER_PROCESS);
+        run_to_end();
+        MRI_Application_Status_Info st;
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        print_message("exec%s: reason %d, exit code %d, exec_replaced %d at %llu ns\n", ways[w], st.reason,
+                      st.exit_code, st.exec_replaced, st.exec_timestamp);
+        assert_int_equal(st.status, MRI_APPLICATION_TERMINATED);
+        assert_int_equal(st.exec_replaced, 1);
+        /* The process has ended: the reason says how (the new image's exit). */
+        assert_int_equal(st.reason, MRI_STOP_EXITED);
+        assert_int_equal(st.exit_code, 5);
+        assert_true(st.exec_timestamp > 0);
+        assert_int_equal(st.unmatched_exits, 0);
+        assert_string_equal(st.monitor_message, "");
+        assert_int_equal((long)agg_total(inst), 4); /* 3 + the one open at the exec; none of the new image's */
+        MRI_Aggregate_Request_Results *m = agg_data(main_time);
+        assert_int_equal(m->nr_Elements, 1);
+        assert_int_equal(m->element[0].count, 1);
+        assert_true(m->element[0].value >= agg_total(step_time));
+        assert_true(agg_total(step_time) > 0);
+        assert_int_equal(MRI_Finalize(), MRI_OK);
+    }
+}
+
+/* An exec() that fails because the file is missing, not executable or no
+ * file (ENOENT, EACCES) ends nothing: the program goes on, monitored, and
+ * its steps after the failure count. */
+static void test_failed_exec_goes_on_monitored(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"v", "/nonexistent/mri-no-such-program"}, {"vp", "mri-no-such-program"}, {"v", "/dev/null"},
+        {"l", "/"}, {"vpe", "/nonexistent/dir/prog"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        load("exec", "3", (char *)cases[c][0], (char *)cases[c][1], NULL);
+        MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+        MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+        run_to_end();
+        MRI_Application_Status_Info st;
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        assert_int_equal(st.reason, MRI_STOP_EXITED);
+        assert_int_equal(st.exit_code, 4); /* the program's own: it saw the failure */
+        assert_int_equal(st.exec_replaced, 0);
+        assert_string_equal(st.monitor_message, "");
+        assert_int_equal((long)agg_total(inst), 7); /* 3, the one around the exec, 3 more */
+        assert_int_equal(agg_data(main_time)->element[0].count, 1);
+        assert_int_equal(MRI_Finalize(), MRI_OK);
+    }
+}
+
+/* A vfork()ed child shares the program's memory; its exec must not end the
+ * program's monitoring (it is not the monitored process). */
+static void test_vfork_child_exec_is_not_the_program(void **state)
+{
+    (void)state;
+    load("vfork_exec", "3", NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    assert_int_equal(st.exec_replaced, 0);
+    assert_int_equal((long)agg_total(inst), 7);
+}
+
+/* A failure the monitor cannot foresee: a regular, executable file that is
+ * no program (execv: ENOEXEC). Monitoring had ended for the exec; the
+ * program goes on unmonitored and the tool is told so, not that the program
+ * was replaced. */
+static void test_exec_failing_after_the_end(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mri_not_a_programXXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "just some text\n", 15), 15); /* no "#!": the kernel refuses it */
+    assert_int_equal(fchmod(fd, 0700), 0);
+    close(fd);
+    load("exec", "3", "v", path, NULL);
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    unlink(path);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 4);
+    assert_int_equal(st.exec_replaced, 2);
+    assert_non_null(strstr(st.monitor_message, "exec() failed (Exec format error) after monitoring had ended"));
+    assert_int_equal((long)agg_total(inst), 4); /* up to the exec; the 3 after it are not monitored */
+    assert_int_equal(agg_data(main_time)->element[0].count, 1);
+}
+
 static void test_publication(void **state)
 {
     (void)state;
@@ -1093,6 +1207,10 @@ int main(void)
         cmocka_unit_test_teardown(test_terminate_while_stopped, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
+        cmocka_unit_test_teardown(test_exec_ends_monitoring_there, teardown),
+        cmocka_unit_test_teardown(test_failed_exec_goes_on_monitored, teardown),
+        cmocka_unit_test_teardown(test_vfork_child_exec_is_not_the_program, teardown),
+        cmocka_unit_test_teardown(test_exec_failing_after_the_end, teardown),
         cmocka_unit_test_teardown(test_publication, teardown),
         cmocka_unit_test_teardown(test_process_keeps_its_name, teardown),
         cmocka_unit_test_teardown(test_loaded_thread_is_known_at_once, teardown),

@@ -289,6 +289,43 @@ static void test_exit_delivers_the_records_of_the_instances_it_ends(void **state
     assert_int_equal(st.discarded, 0);
 }
 
+/* The program replaces itself with exec() after 20 records (main's enter,
+ * 3 steps of 6, the enter of the step around the exec): a thread makes its
+ * records visible 16 at a time, and the last 4 were lost uncounted. Now
+ * every record arrives; the instances open at the exec, only traced, have
+ * their enters without exits (MRI_Get_Application_Status() says when the
+ * exec came: exec_timestamp, after every record). */
+static void test_exec_publishes_every_record(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "exec", "3", "v", MRI_TESTAPP, "exit", "2", "0", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    assert_int_equal(k, 0);
+    MRI_Trace_Statistics st = stats_of(0);
+    assert_int_equal(st.emitted, 20);
+    assert_int_equal(st.delivered, 20);
+    assert_int_equal(st.discarded, 0);
+    assert_int_equal(st.buffered, 0);
+    assert_int_equal(seen[0].records, 20);
+    assert_int_equal(seen[0].enters, 11);
+    assert_int_equal(seen[0].exits, 9);
+    assert_int_equal(seen[0].misnested, 0);
+    assert_int_equal(seen[0].depth, 2); /* main and the step around the exec */
+    assert_int_equal(other_threads, 0);
+    MRI_Application_Status_Info info;
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(info.exec_replaced, 1);
+    assert_true(info.exec_timestamp >= seen[0].last_timestamp);
+}
+
 /* Without a call-back, at each breakpoint: the tool takes the records as
  * soon as MRI_Wait() returns, until nothing comes, and has every record
  * written before the stop (they were in the rings until the collector's
@@ -813,6 +850,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hung_tool_turns_into_counted_discards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_after_the_end_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_delivers_the_records_of_the_instances_it_ends, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_publishes_every_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
