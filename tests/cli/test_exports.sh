@@ -2,7 +2,8 @@
 # End-to-end test of the exports of the `mri` tool with their real readers:
 #   mri trace (VTF3 and OTF2, read back by otf2-print) and
 #   mri profile -o (callgrind format, read by callgrind_annotate),
-# on mri_testapp "steps 10 2": main -> step (10x) -> inner (20x, 2 per step).
+# on mri_testapp "steps 10 2": main -> step (10x) -> inner (20x, 2 per step),
+# and on mri_testapp "exec" (a program that replaces itself with exec()).
 #
 # and, with mri_relay, mri profile --unwind (callers without annotations).
 #
@@ -116,6 +117,53 @@ grep -q "needs -o" unw.err || { cat unw.err; fail "no clear error for --unwind w
 grep -q 'comp incl \[ms\]' table.txt || { cat table.txt; fail "mri profile: no compensated columns"; }
 "$mri" profile --no-compensation -- "$app" steps 3 1 >raw.txt 2>&1 || { cat raw.txt; fail "mri profile --no-compensation"; }
 grep -q 'incl \[ms\]' raw.txt && ! grep -q 'comp incl' raw.txt || { cat raw.txt; fail "--no-compensation still shows compensated columns"; }
+
+# --- A program that replaces itself with exec() inside "step" after 3
+# steps (the new image: the test program again, "exit 2 5", unmonitored):
+# every record reaches the file (22: main's enter, 3 steps of 6, the
+# enter of the step around the exec, and the exits libmonitor writes for
+# the two instances open at the exec, marked MRI_SYNTHETIC_LEAVE; a thread
+# publishes 16 at a time), enters and leaves nest, mri says so and ends
+# with the process's status, 5.
+status=0
+"$mri" trace -o exec.otf2 -- "$app" exec 3 v "$app" exit 2 5 >exec.out 2>exec.err || status=$?
+if grep -q "built without OTF2" exec.err; then
+  echo "OTF2 exec part skipped: this build has no OTF2"
+else
+  [[ $status == 5 ]] || { cat exec.err; fail "trace of exec: status $status, expected 5 (the new program's)"; }
+  grep -q "replaced itself with exec() (pid [0-9]*): monitoring ended there" exec.err ||
+    { cat exec.err; fail "trace of exec: mri does not say that the program replaced itself"; }
+  grep -q "the process then exited with status 5" exec.err || { cat exec.err; fail "trace of exec: no exit status"; }
+  grep -q "22 records emitted, 0 discarded" exec.err || { cat exec.err; fail "trace of exec: records lost"; }
+  otf2-print exec.otf2 >exec_otf2.txt
+  [[ $(grep -c '"MRI_SYNTHETIC_LEAVE"' exec_otf2.txt) == 2 ]] ||
+    fail "OTF2 of exec: expected the 2 leaves of the instances open at the exec marked MRI_SYNTHETIC_LEAVE"
+  [[ $(grep -c '^ENTER ' exec_otf2.txt) == 11 ]] || fail "OTF2 of exec: expected 11 ENTER events"
+  [[ $(grep -c '^LEAVE ' exec_otf2.txt) == 11 ]] || fail "OTF2 of exec: expected 11 LEAVE events"
+  awk '/^(ENTER|LEAVE) /{ r=$0; sub(/.*Region: "/,"",r); sub(/".*/,"",r);
+       if ($1=="ENTER") s[++d]=r; else { if (d==0 || s[d]!=r) bad=1; d-- } }
+       END { exit (bad || d) }' exec_otf2.txt || fail "OTF2 of exec: enters and leaves do not nest"
+  [[ $(grep -c 'Region: "step"' exec_otf2.txt) == 8 ]] || fail "OTF2 of exec: expected 4 step instances"
+fi
+# The profile: main once, step 4 times (the one around the exec too), inner
+# 6 times; none of the new image's.
+status=0
+"$mri" profile -o callgrind.exec -- "$app" exec 3 vp "$app" exit 2 5 >exec_profile.txt 2>exec_profile.err || status=$?
+[[ $status == 5 ]] || { cat exec_profile.err; fail "profile of exec: status $status, expected 5"; }
+grep -q "replaced itself with exec() (pid [0-9]*): monitoring ended there" exec_profile.err ||
+  { cat exec_profile.err; fail "profile of exec: mri does not say that the program replaced itself"; }
+callgrind_annotate --inclusive=yes --tree=caller callgrind.exec >exec_annotate.txt
+grep -Eq '< .*:main \(4x\)' exec_annotate.txt || { cat exec_annotate.txt; fail "profile of exec: step is not called 4 times by main"; }
+grep -Eq '< .*:step \(6x\)' exec_annotate.txt || { cat exec_annotate.txt; fail "profile of exec: inner is not called 6 times by step"; }
+instances=$(grep 'PROGRAM TOTALS' exec_annotate.txt | awk '{gsub(",","",$5); print $5}')
+[[ $instances == 11 ]] || fail "profile of exec: $instances instances in all, expected 11 (1 main, 4 steps, 6 inners)"
+# A failed exec (no such program on PATH) changes nothing: the program goes
+# on monitored (2 + 1 + 2 steps), mri says nothing about an exec.
+status=0
+"$mri" profile -- "$app" exec 2 vp mri-no-such-program >exec_fail.txt 2>exec_fail.err || status=$?
+[[ $status == 4 ]] || { cat exec_fail.err; fail "profile of a failed exec: status $status, expected 4 (the program's)"; }
+! grep -q "^mri: .*exec()" exec_fail.err || { cat exec_fail.err; fail "profile of a failed exec: mri speaks of an exec"; }
+[[ $(awk '$1=="step" {print $4}' exec_fail.txt) == 5 ]] || { cat exec_fail.txt; fail "profile of a failed exec: step is not counted 5 times"; }
 
 # --- Bad output: a clear error, exit 1, and nothing left behind.
 if "$mri" trace -o "$work/missing/dir/run.vtf" -- "$app" steps 1 0 2>bad.err; then fail "trace into a missing directory succeeded"; fi

@@ -495,7 +495,16 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
   std::string how;
   const int code = program_end(st, how);
-  if (st.reason == MRI_STOP_SIGNALED)
+  if (st.exec_replaced == 1)
+    // The process ran on with another program; its end is that program's.
+    std::fprintf(stderr, "mri: %s replaced itself with exec() (pid %d): monitoring ended there (the region instances "
+                 "then open were measured up to it; the new program was not monitored); the process then %s\n",
+                 program, st.pid, how.c_str());
+  else if (st.exec_replaced == 2)
+    std::fprintf(stderr, "mri: %s called exec() (pid %d), which failed after monitoring had ended for it: the results "
+                 "end at that call, the program ran on unmonitored and then %s\n",
+                 program, st.pid, how.c_str());
+  else if (st.reason == MRI_STOP_SIGNALED)
     std::fprintf(stderr, "mri: %s %s%s%s\n", program, how.c_str(), killed_note[0] ? "; " : "", killed_note);
   return code;
 }
@@ -510,7 +519,12 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
   MRI_Application_Status_Info st;
   std::string how = "ended";
   int code = 1;
-  if (MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED) code = program_end(st, how);
+  if (MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED) {
+    code = program_end(st, how);
+    if (st.exec_replaced)
+      how = std::string(st.exec_replaced == 1 ? "replaced itself with exec()" : "called exec(), which failed,") +
+            " (pid " + std::to_string(st.pid) + ") and the process then " + how + ",";
+  }
   MRI_Region_Table regions{};
   if (MRI_Get_Regions(&regions) == MRI_OK && regions.nr_Elements == 0)
     std::fprintf(stderr, "mri: %s %s and has no monitored region (it declares none, or they were not "
