@@ -26,7 +26,8 @@
  *                                     N "step"s, then inside a "step" replace the
  *                                     program with PROG ARG... (argv[0] = PROG) by
  *                                     HOW: v execv, vp execvp, ve execve, vpe execvpe,
- *                                     l execl (at most 2 ARGs), fd fexecve (PROG opened).
+ *                                     l execl, lp execlp, le execle (at most 2 ARGs),
+ *                                     fd fexecve (PROG opened).
  *                                     When the exec fails: print why on stderr, leave
  *                                     the "step", N more "step"s, exit 4
  *   mri_testapp vfork_exec N          N "step"s, then inside a "step" vfork() a child
@@ -416,6 +417,10 @@ int main(int argc, char **argv)
             execvpe(prog, args, environ);
         } else if (strcmp(how, "l") == 0) {
             execl(prog, prog, argc > 5 ? argv[5] : NULL, argc > 6 ? argv[6] : NULL, (char *)NULL);
+        } else if (strcmp(how, "lp") == 0) {
+            execlp(prog, prog, argc > 5 ? argv[5] : NULL, argc > 6 ? argv[6] : NULL, (char *)NULL);
+        } else if (strcmp(how, "le") == 0) {
+            execle(prog, prog, argc > 5 ? argv[5] : NULL, argc > 6 ? argv[6] : NULL, (char *)NULL, environ);
         } else if (strcmp(how, "fd") == 0) {
             int fd = open(prog, O_RDONLY | O_CLOEXEC);
             if (fd >= 0) fexecve(fd, args, environ);

@@ -628,10 +628,10 @@ static void test_exit_code_and_reload(void **state)
 static void test_exec_ends_monitoring_there(void **state)
 {
     (void)state;
-    const char *ways[] = {"v", "vp", "ve", "vpe", "l", "fd"};
+    const char *ways[] = {"v", "vp", "ve", "vpe", "l", "lp", "le", "fd"};
     for (size_t w = 0; w < sizeof ways / sizeof *ways; ++w) {
-        /* execl passes at most 2 arguments: Monitor_Init(), exit(5). */
-        if (strcmp(ways[w], "l") == 0)
+        /* execl* pass at most 2 arguments: Monitor_Init(), exit(5). */
+        if (ways[w][0] == 'l')
             load("exec", "3", (char *)ways[w], MRI_TESTAPP, "init_exit", "5", NULL);
         else
             load("exec", "3", (char *)ways[w], MRI_TESTAPP, "exit", "2", "5", NULL);
