@@ -251,6 +251,7 @@ struct Global {
   // may look at them at any time).
   std::atomic<uint32_t> next_thread{0};
   std::atomic<uint32_t> threads_dropped{0};  // published with the status
+  bool threads_dropped_noted = false;        // last_error said so (under status_mutex)
   std::atomic<ThreadState*>* threads = nullptr;  // [max_threads]
   pthread_key_t thread_key{};
 

@@ -706,7 +706,18 @@ void update_status(Write&& write) {
   sync::store(a.status_seq, seq | 1u, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   write(a);
-  sync::store(a.threads_dropped, g.threads_dropped.load(std::memory_order_relaxed));
+  const uint32_t dropped = g.threads_dropped.load(std::memory_order_relaxed);
+  sync::store(a.threads_dropped, dropped);
+  // The count alone went unnoticed: a program that starts a thread per task
+  // runs out of rows after max_threads threads (rows of ended threads are
+  // not reused), and its later threads' work is missing from the results.
+  // Said once, when the tool first sees the count.
+  if (dropped > 0 && !g.threads_dropped_noted) {
+    g.threads_dropped_noted = true;
+    note_error("more than %u threads (MRI_MAX_THREADS): the threads after the first %u are not monitored "
+               "(rows of ended threads are not reused); threads_dropped counts them",
+               g.view.g.max_threads, g.view.g.max_threads);
+  }
   sync::store(a.status_seq, (seq | 1u) + 1);  // release: even again
   sync::futex_wake_shared(&a.status_seq);
 }

@@ -947,6 +947,9 @@ static void test_thread_limit_is_reported(void **state)
     MRI_Application_Status_Info st;
     assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
     assert_int_equal(st.threads_dropped, 2); /* main + 3 workers, room for 2 */
+    /* Said in words too: the count alone went unnoticed. */
+    if (!strstr(st.monitor_message, "more than 2 threads (MRI_MAX_THREADS)"))
+        fail_msg("monitor_message \"%s\" does not name the thread limit", st.monitor_message);
     MRI_Aggregate_Request_Results *r = agg_data(per_thread);
     assert_int_equal(r->nr_Elements, 2);
     assert_int_equal((long)agg_total(per_thread), 2); /* the one monitored worker's 2 instances */
