@@ -756,6 +756,92 @@ static void test_without_backend(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* A long run as an automatic analyser makes it: 600 stops at the end of
+ * "sweep" (one pass over A each), and at every other stop one histogram
+ * over A deleted and another made (1 to 8 in place, 16, 64 or 1024 bins,
+ * so every histogram slot is reused many times), and an aggregate of A's
+ * misses deleted and made anew. Every bin of every histogram holds the
+ * lines it covers times the sweeps since it was applied, every aggregate
+ * 1024 per sweep; the application's descriptors, threads and anonymous
+ * memory do not grow from the 300th stop on. */
+static long status_field(int pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long value = -1;
+    const size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') value = atol(line + n + 1);
+    fclose(f);
+    return value;
+}
+
+static void test_histogram_churn_over_many_stops(void **state)
+{
+    (void)state;
+    load_app("1000000000", "1");
+    MRI_Region_Spec sweep = region("sweep");
+    MRI_Region_Table regions = {&sweep, 1};
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Data_Structure_Table variables = {&a, 1};
+    MRI_Runtime_Information_Spec misses = MRI_LC1_DATA_READ_MISS;
+    MRI_Application_Status_Info info;
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    struct { MRI_Request_ID id; int first, bins; } hist[8];
+    int nhist = 0, made = 0, agg_first = 1;
+    MRI_Request_ID agg = cache_aggregate(misses, "sweep", "A", MRI_SUM);
+    const int bin_choices[] = {16, 64, 1024}, stops = 600;
+    long anon = 0, threads = 0;
+    for (int release = 1; release <= stops; ++release) {
+        if (release % 2 == 0) {
+            if (nhist == 8 || (nhist > 0 && release % 6 == 0)) {
+                const int victim = (release / 2) % nhist;
+                assert_int_equal(MRI_Request_Delete(hist[victim].id), MRI_OK);
+                hist[victim] = hist[nhist - 1];
+                --nhist;
+            }
+            int bins = bin_choices[made % 3];
+            const MRI_Request_ID id = MRI_Histogram_Request(&misses, &regions, NULL, &variables, &bins);
+            if (id < 0) fail_msg("stop %d: histogram request: %s", release, MRI_Get_Error_Message());
+            hist[nhist].id = id;
+            hist[nhist].first = release;
+            hist[nhist++].bins = bins;
+            ++made;
+            assert_int_equal(MRI_Request_Delete(agg), MRI_OK);
+            agg = cache_aggregate(misses, "sweep", "A", MRI_SUM);
+            agg_first = release;
+        }
+        assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        assert_int_equal(thread_value(agg, 0), kLinesA * (release - agg_first + 1));
+        for (int h = 0; h < nhist; ++h) {
+            const MRI_Histogram_Request_Results *r = hist_data(hist[h].id);
+            const unsigned long long sweeps = (unsigned long long)(release - hist[h].first + 1);
+            assert_int_equal(r->active, 1);
+            assert_int_equal(r->nr_Elements, hist[h].bins);
+            for (int b = 0; b < r->nr_Elements; ++b)
+                if (r->element[b].value != sweeps * (kLinesA / hist[h].bins))
+                    fail_msg("stop %d: histogram %d bin %d holds %llu, want %llu", release, hist[h].id, b,
+                             r->element[b].value, sweeps * (kLinesA / hist[h].bins));
+        }
+        if (release == stops / 2) {
+            anon = status_field(info.pid, "RssAnon");
+            threads = status_field(info.pid, "Threads");
+        }
+    }
+    /* Deleted histograms handed their slots on: the ones left are in place. */
+    assert_true(made > 8);
+    print_message("%d histograms made; the application: %ld -> %ld kB anonymous, %ld -> %ld threads\n", made, anon,
+                  status_field(info.pid, "RssAnon"), threads, status_field(info.pid, "Threads"));
+    assert_int_equal(status_field(info.pid, "Threads"), threads);
+    if (!MRI_TEST_SANITIZED) assert_true(status_field(info.pid, "RssAnon") - anon <= 64);
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(info.bad_requests, 0);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 /* After a failed assertion the test left its session open: close it, so
  * that the next test starts afresh instead of failing in MRI_Init. */
 static int teardown(void **state)
@@ -777,6 +863,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
+        cmocka_unit_test_teardown(test_histogram_churn_over_many_stops, teardown),
         cmocka_unit_test_teardown(test_profiles, teardown),
         cmocka_unit_test_teardown(test_traces, teardown),
         cmocka_unit_test_teardown(test_fork_while_simulating, teardown),
