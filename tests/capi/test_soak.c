@@ -151,13 +151,13 @@ static MRI_Request_ID submit(struct churn *c, enum kind kind)
 {
     MRI_Region_Table step = {&c->step, 1}, all = {NULL, 0};
     MRI_Aggregation_Spec sum = {MRI_SUM, MRI_PER_PROCESS}, count = {MRI_COUNT, MRI_PER_THREAD};
-    MRI_Runtime_Information_Spec instances = MRI_NUMBER_OF_INSTANCES, time = MRI_EXECUTION_TIME,
+    MRI_Runtime_Information_Spec instances = MRI_NUMBER_OF_INSTANCES, exec_time = MRI_EXECUTION_TIME,
                                  events = MRI_REGION_EVENT;
     switch (kind) {
         case INSTANCES: return MRI_Aggregate_Request(&instances, &step, NULL, NULL, &sum);
-        case TIME_COUNT: return MRI_Aggregate_Request(&time, &step, NULL, NULL, &count);
-        case PROFILE: return MRI_Profile_Request(&time, &all, NULL, NULL);
-        case CALLPATH: return MRI_Callpath_Profile_Request(&time, &all, NULL, NULL);
+        case TIME_COUNT: return MRI_Aggregate_Request(&exec_time, &step, NULL, NULL, &count);
+        case PROFILE: return MRI_Profile_Request(&exec_time, &all, NULL, NULL);
+        case CALLPATH: return MRI_Callpath_Profile_Request(&exec_time, &all, NULL, NULL);
         case TRACE: return MRI_Trace_Request(&events, &step, NULL, NULL);
         default: return MRI_Error;
     }
