@@ -239,7 +239,11 @@ MRI_Request_ID MRI_Histogram_Request(MRI_Runtime_Information_Spec *ri,
  * with EXECUTION_TIME, NUMBER_OF_INSTANCES or a counter one record per
  * instance carrying its value. An empty region table means every region.
  * At most 8 trace requests at a time. Records are delivered through the
- * call-back (section 4.4, below). */
+ * call-back (section 4.4, below). A record names its request by the
+ * request's record in the segment: a trace request does not take the
+ * record of a deleted trace request until the application has stopped or
+ * ended after the deletion took effect and its records have been taken;
+ * when only such records are free it fails with the reason. */
 MRI_Request_ID MRI_Trace_Request(MRI_Runtime_Information_Spec *ri,
                                  MRI_Region_Table *regions,
                                  MRI_Active_Object_Table *ao,

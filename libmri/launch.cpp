@@ -276,6 +276,7 @@ int load_application(const char* path, char* const argv[]) {
   s.last_cmd_seq = 0;
   s.slot_busy.assign(geo.max_requests, 0);
   s.next_slot = 0;
+  s.trace_draining.clear();  // a new segment: its rings hold no record yet
   s.slice_busy.assign(geo.max_profile_slices, 0);
   s.histogram_busy.assign(proto::kMaxHistograms, 0);
   std::memcpy(s.view.cache_config(), cache_config.c_str(), cache_config.size() + 1);

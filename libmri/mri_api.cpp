@@ -323,6 +323,22 @@ MRI_Application_Status current_status() {
   return status_of(snapshot());
 }
 
+// Whether a trace request may take request record `slot`: no deleted
+// trace request's records can be delivered with its runtime information
+// any more. They cannot come once the application has stopped or ended
+// after the deletion took effect (the release after it, or at once when
+// it was stopped then), and have all been taken. Needs mu.
+static bool trace_slot_drained(int slot) {
+  auto it = s.trace_draining.find(slot);
+  if (it == s.trace_draining.end()) return true;
+  const MRI_Application_Status st = current_status();
+  const bool over = st == MRI_APPLICATION_TERMINATED ||
+                    (st == MRI_APPLICATION_STOPPED && (it->second.stopped || s.iteration > it->second.iteration));
+  if (!over || trace_slot_has_records(slot)) return false;
+  s.trace_draining.erase(it);
+  return true;
+}
+
 int place_request(Request& r) {
   if (!s.loaded || !s.view.base) return fail("no application loaded");
   if (r.simulated || !r.data_name.empty()) {  // a rerun: the table and the backend are the new run's
@@ -339,17 +355,28 @@ int place_request(Request& r) {
       return fail("the application has no %s", describe_region(spec).c_str());
   // Round robin, not the lowest free slot: a request's records name its
   // slot, and a trace request's records may still be in the rings or the
-  // buffer when it is deleted; a new request in the same slot at once would
-  // give them its type when they are delivered.
-  int slot = -1;
+  // buffer when it is deleted. A trace request never takes the slot of a
+  // deleted one while any of its records may come (trace_slot_drained):
+  // they would be delivered with the new request's runtime information.
+  // (Round robin alone let that happen once the other slots were taken:
+  // REGION_EVENT records delivered as EXECUTION_TIME values of 1 and 2.)
+  int slot = -1, draining = 0;
   for (size_t k = 0; k < s.slot_busy.size(); ++k) {
     const size_t i = (s.next_slot + k) % s.slot_busy.size();
-    if (!s.slot_busy[i]) {
-      slot = int(i);
-      s.next_slot = i + 1;
-      break;
+    if (s.slot_busy[i]) continue;
+    if (r.kind == MRI_TRACE_REQUEST && !trace_slot_drained(int(i))) {
+      ++draining;
+      continue;
     }
+    slot = int(i);
+    s.next_slot = i + 1;
+    break;
   }
+  if (slot < 0 && draining > 0)
+    return fail("too many requests: at most %u at a time, and the %d free request record%s still hold%s trace records "
+                "of deleted trace requests: take them (MRI_Get_Trace_Records) while the application is stopped, or "
+                "delete another request first", s.view.g.max_requests, draining, draining == 1 ? "" : "s",
+                draining == 1 ? "s" : "");
   if (slot < 0) return fail("too many requests: at most %u at a time; delete some first", s.view.g.max_requests);
   int slice = -1;
   int histogram = -1;  // histogram slot (simulated cache events)
@@ -433,6 +460,8 @@ int place_request(Request& r) {
 }
 
 void unplace_request(Request& r) {
+  if (r.kind == MRI_TRACE_REQUEST && r.slot >= 0 && s.view.base)
+    s.trace_draining[r.slot] = {s.iteration, current_status() != MRI_APPLICATION_RUNNING};
   if (r.slot >= 0 && s.view.base) {
     sync::store(s.view.request(uint32_t(r.slot))->state, uint32_t(proto::RequestState::kFree));
     s.slot_busy[r.slot] = 0;

@@ -118,6 +118,17 @@ struct Session {
   std::vector<uint8_t> slot_busy;   // request records in use
   size_t next_slot = 0;             // where the search for a free one starts (round robin)
   std::vector<uint8_t> slice_busy;  // profile slices in use
+  // Request records of deleted trace requests whose records may still be
+  // in the rings or the tool-side buffer: a record names its request by the
+  // record's index, so another trace request there would give them its
+  // runtime information when they are delivered. By index: the release
+  // (iteration) at the deletion, and whether the application was stopped
+  // then (no record of it can be written after that stop).
+  struct TraceDrain {
+    unsigned iteration;
+    bool stopped;
+  };
+  std::map<int, TraceDrain> trace_draining;
 
   // PAPI events named by MRI_Runtime_Information_By_Name(): runtime
   // information MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + index. A deque, so
@@ -207,6 +218,7 @@ bool trace_await_end(int timeout_ms);    // without mu
 void trace_stop_collector();             // without mu; before the segment goes away
 void trace_forget_callback();            // without mu; MRI_Finalize, after trace_stop_collector
 bool trace_in_callback();                // the calling thread runs the trace call-back
+bool trace_slot_has_records(int slot);   // records of request record `slot` wait in the rings or the buffer
 
 // Data structures and simulated cache events (histogram.cpp); need mu.
 int refresh_data_structures();  // reads what the application registered since the last call

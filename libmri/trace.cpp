@@ -289,6 +289,27 @@ void trace_note_slot(int slot, int ri, const MRI_Data_Structure_Spec* data) {
   d.name = data && data->name ? data->name : "";
 }
 
+// Needs Session::mu (the segment stays). Reads the rings between the
+// tool's tail and the threads' heads, which the threads no longer write.
+bool trace_slot_has_records(int slot) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!t.running || !t.view.base) return false;
+  for (size_t i = t.next; i < t.buffer.size(); ++i)
+    if (t.buffer[i].request == slot) return true;
+  const proto::View& v = t.view;
+  const uint64_t capacity = v.g.trace_records;
+  const uint32_t rows = thread_rows(v);
+  for (uint32_t th = 0; th < rows; ++th) {
+    const uint64_t head = __atomic_load_n(&v.trace_head(th)->head, __ATOMIC_ACQUIRE);
+    const uint64_t tail = v.trace_tail(th)->tail;
+    const uint64_t n = std::min<uint64_t>(head > tail ? head - tail : 0, capacity);
+    const proto::TraceRecord* ring = v.trace_ring(th);
+    for (uint64_t i = 0; i < n; ++i)
+      if (ring[(tail + i) & (capacity - 1)].request == slot) return true;
+  }
+  return false;
+}
+
 void trace_settings(uint32_t& ring_records, uint32_t& tool_records) {
   std::lock_guard<std::mutex> lock(t.mu);
   ring_records = t.ring_records;

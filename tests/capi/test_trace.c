@@ -420,6 +420,53 @@ static void test_records_keep_their_request_type(void **state)
     assert_int_equal(seen[0].values, 9 * 3);
 }
 
+/* The same when every other request record is taken (255 aggregates), so
+ * that a new trace request could only take the deleted one's record: it is
+ * refused with the reason until the deleted request's records have been
+ * taken, which keep their type. (It took the record at once, and the
+ * REGION_EVENT records came as EXECUTION_TIME values of 1 and 2.) */
+static void test_deleted_trace_records_keep_their_type_when_records_run_out(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "steps", "10", "0", NULL};
+    load(argv);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT, time = MRI_EXECUTION_TIME;
+    MRI_Region_Table all = {NULL, 0};
+    const MRI_Request_ID events = MRI_Trace_Request(&ev, &all, NULL, NULL);
+    assert_true(events > 0);
+    int others = 0;
+    while (request(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS) > 0) ++others;
+    expect_error(MRI_Error, "too many requests: at most");
+    assert_true(others > 0);
+    assert_int_equal(MRI_Start_Stop(&step_region), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Request_Delete(events), MRI_OK);
+    expect_error(MRI_Trace_Request(&time, &all, NULL, NULL), "still holds trace records of deleted trace requests");
+    /* An aggregate does not change the records' type: it may take it. */
+    const MRI_Request_ID aggregate_there = request(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    assert_true(aggregate_there > 0);
+    assert_int_equal(MRI_Request_Delete(aggregate_there), MRI_OK);
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) {
+            assert_int_equal(chunk[i].event_type, MRI_REGION_EVENT);
+            account(&chunk[i]);
+        }
+    assert_int_equal(seen[0].enters, 4); /* main, step, inner, inner */
+    assert_int_equal(seen[0].exits, 3);
+    /* Taken: the record is free for a trace request again. */
+    assert_true(MRI_Trace_Request(&time, &all, NULL, NULL) > 0);
+    run_to_end();
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) {
+            assert_int_equal(chunk[i].event_type, MRI_EXECUTION_TIME);
+            account(&chunk[i]);
+        }
+    assert_int_equal(seen[0].values, 9 * 3);
+    assert_int_equal(seen[0].enters, 4);
+}
+
 /* EXECUTION_TIME traces "step": one record per instance of step and of its
  * subregion inner, carrying the instance's time. */
 static void test_execution_time_of_region_and_subregions(void **state)
@@ -854,6 +901,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_trace_records_keep_their_type_when_records_run_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_unregisters_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_blocking_calls_in_the_call_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instances_open_at_the_end_get_exits, setup, teardown),
