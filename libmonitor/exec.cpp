@@ -62,6 +62,15 @@ Fn real(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
+// The real functions, looked up when libmonitor is loaded: a lookup at
+// the first call would take the loader's lock and a guard variable's in a
+// vfork()ed or fork()ed child, where another thread of the parent may have
+// held them at the fork. (Looked up at the call only before that: an exec
+// from the constructor of a library initialised before libmonitor.)
+const ExecveFn real_execve = real<ExecveFn>("execve");
+const ExecvpeFn real_execvpe = real<ExecvpeFn>("execvpe");
+const FexecveFn real_fexecve = real<FexecveFn>("fexecve");
+
 // Whether this process is the monitored one with monitoring on: not a
 // vfork()ed child (same memory, other pid), not dormant or detached.
 bool monitoring_this_process() {
@@ -149,7 +158,7 @@ int after_failed_exec(const char* what, bool ended) {
   }
 
 int do_execve(const char* path, char* const argv[], char* const envp[]) {
-  static const ExecveFn fn = real<ExecveFn>("execve");
+  const ExecveFn fn = real_execve ? real_execve : real<ExecveFn>("execve");
   if (!fn) return errno = ENOSYS, -1;
   const bool ended = end_before_exec(monitoring_this_process() && executable_file(AT_FDCWD, path, 0));
   fn(path, argv, envp);
@@ -157,7 +166,7 @@ int do_execve(const char* path, char* const argv[], char* const envp[]) {
 }
 
 int do_execvpe(const char* file, char* const argv[], char* const envp[]) {
-  static const ExecvpeFn fn = real<ExecvpeFn>("execvpe");
+  const ExecvpeFn fn = real_execvpe ? real_execvpe : real<ExecvpeFn>("execvpe");
   if (!fn) return errno = ENOSYS, -1;
   const bool ended = end_before_exec(monitoring_this_process() && found_on_path(file));
   fn(file, argv, envp);
@@ -197,7 +206,7 @@ MRI_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 MRI_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
-  static const FexecveFn fn = real<FexecveFn>("fexecve");
+  const FexecveFn fn = real_fexecve ? real_fexecve : real<FexecveFn>("fexecve");
   if (!fn) return errno = ENOSYS, -1;
   const bool ended = end_before_exec(monitoring_this_process() && executable_file(fd, "", AT_EMPTY_PATH));
   fn(fd, argv, envp);
