@@ -663,7 +663,10 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
     s.loaded = false;
   }
   s.iteration = 0;
-  for (auto& [id, r] : s.requests) r.measured.clear();  // iterations count per run
+  for (auto& [id, r] : s.requests) {  // iterations count per run
+    r.measured.clear();
+    r.measured_restarted = true;
+  }
   return load_application(path, argv);
 }
 
@@ -1081,6 +1084,22 @@ int MRI_Request_Delete(MRI_Request_ID request) {
   return MRI_OK;
 }
 
+// The iterations a request measured, as MRI_Get_Data hands them out
+// (measured_copy: stable until the next call, while `measured` grows at
+// the next release). Within a run `measured` only grows, so the copy of
+// the last call is its beginning and only the new iterations are
+// appended: a whole copy at every call made the reads of a long run
+// quadratic (10 requests read at every stop: 17 us a stop at the start,
+// 193 us after 40 000 stops).
+static void hand_out_measured(Request& r) {
+  if (!r.measured_restarted && r.measured_copy.size() <= r.measured.size())
+    r.measured_copy.insert(r.measured_copy.end(), r.measured.begin() + ptrdiff_t(r.measured_copy.size()),
+                           r.measured.end());
+  else
+    r.measured_copy = r.measured;
+  r.measured_restarted = false;
+}
+
 int MRI_Get_Data(MRI_Request_ID request, void** results) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
@@ -1122,7 +1141,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
     r.agg_result.active = active;
     r.agg_result.nr_Elements = int(r.agg_values.size());
     r.agg_result.element = r.agg_values.data();
-    r.measured_copy = r.measured;  // `measured` grows at the next release
+    hand_out_measured(r);
     r.agg_result.nr_Measured_Iterations = int(r.measured_copy.size());
     r.agg_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
     *results = &r.agg_result;
@@ -1191,7 +1210,7 @@ int MRI_Get_Data(MRI_Request_ID request, void** results) {
   r.prof_result.active = active;
   r.prof_result.nr_Elements = int(nr);
   r.prof_result.element = r.prof_elements.data();
-  r.measured_copy = r.measured;
+  hand_out_measured(r);
   r.prof_result.nr_Measured_Iterations = int(r.measured_copy.size());
   r.prof_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
   *results = &r.prof_result;

@@ -64,6 +64,7 @@ struct Request {
   bool paused = false;          // counter rotation: not measuring in the current iteration
   std::vector<unsigned> measured;  // iterations (releases of this run) it measured in
   std::vector<unsigned> measured_copy;  // handed out by MRI_Get_Data: stable until its next call
+  bool measured_restarted = false;      // `measured` was cleared (a new run) since measured_copy was made
 
   // Result buffers handed out by MRI_Get_Data().
   std::vector<MRI_Aggregate_Value> agg_values;

@@ -193,6 +193,8 @@ static void check_results(struct churn *c, int release)
                          r->element[0].count, steps);
             assert_int_equal(r->nr_Measured_Iterations, (int)steps);
             assert_int_equal(r->measured_iteration[0], (unsigned)l->first);
+            /* the list handed out grows with each read: its last iteration too */
+            assert_int_equal(r->measured_iteration[steps - 1], (unsigned)l->first + (unsigned)steps - 1);
         } else {
             const MRI_Histogram_Profile_Results *r = p;
             assert_true(r->active);
