@@ -471,12 +471,12 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
  *   of monitoring (the program called exit() inside regions, also those of
  *   its other threads then), when the instance's thread ended (pthread_exit()
  *   inside a region), or when an enclosing instance of the same request
- *   exited first (longjmp out of regions). So every thread's enters and
- *   exits nest and balance, except when records were discarded, for an
- *   instance entered before the request took effect (its exit comes
- *   alone), for a request deleted or replaced while they were open,
- *   after MRI_Application_Finish(), _exit() or a kill (no exits written),
- *   or beyond 256 open instances per thread; otherwise
+ *   exited first (longjmp out of regions). An instance entered before the
+ *   request took effect (main, for a request made at a breakpoint) has
+ *   neither record. So every thread's enters and exits nest and balance,
+ *   except when records were discarded, for a request deleted while they
+ *   were open, after MRI_Application_Finish(), _exit() or a kill (no exits
+ *   written), or beyond 256 open instances per thread; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
  *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter or a simulated
  *   cache event: the count over the instance), and timestamp is the

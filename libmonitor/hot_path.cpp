@@ -200,16 +200,18 @@ __attribute__((always_inline)) inline void trace_open_push(ThreadState* ts, uint
 // instances of the same request entered inside this one never ran their
 // exits (longjmp, an exception through C code): their exits are written
 // now, marked, before this one's; or this instance's enter was not traced
-// (the request came while it was open): nothing to close.
-__attribute__((noinline)) void trace_open_unusual(ThreadState* ts, uint64_t key, uint64_t now) {
+// (the request came while it was open, as a request made at a breakpoint
+// inside main does): then its exit is not written either, so that every
+// exit the tool gets has its enter. False in that last case.
+__attribute__((noinline)) bool trace_open_unusual(ThreadState* ts, uint64_t key, uint64_t now) {
   const uint32_t d = ts->trace_open_depth;
   if (d > kMaxDepth) {
     ts->trace_open_depth = d - 1;
-    return;
+    return true;
   }
   int32_t k = int32_t(d) - 1;
   while (k >= 0 && ts->trace_open[k] != key) --k;
-  if (k < 0) return;
+  if (k < 0) return false;
   const uint32_t request = uint32_t(key >> 32);
   for (uint32_t j = d - 1; j > uint32_t(k); --j)
     if (uint32_t(ts->trace_open[j] >> 32) == request)
@@ -219,18 +221,20 @@ __attribute__((noinline)) void trace_open_unusual(ThreadState* ts, uint64_t key,
   for (uint32_t j = uint32_t(k) + 1; j < d; ++j)
     if (uint32_t(ts->trace_open[j] >> 32) != request) ts->trace_open[kept++] = ts->trace_open[j];
   ts->trace_open_depth = kept;
+  return true;
 }
 
 // An exit record is about to be written: its instance is no longer open.
-__attribute__((always_inline)) inline void trace_open_pop(ThreadState* ts, uint32_t id, uint16_t request,
+// False when its enter was never written (the exit is left out).
+__attribute__((always_inline)) inline bool trace_open_pop(ThreadState* ts, uint32_t id, uint16_t request,
                                                           uint64_t now) {
   const uint32_t d = ts->trace_open_depth;
   const uint64_t key = trace_open_key(id, request);
   if (MRI_LIKELY(d - 1 < kMaxDepth && ts->trace_open[d - 1] == key)) {  // d - 1 wraps for d == 0
     ts->trace_open_depth = d - 1;
-    return;
+    return true;
   }
-  trace_open_unusual(ts, key, now);
+  return trace_open_unusual(ts, key, now);
 }
 
 // Trace requests at a region enter: REGION_EVENT records, and the count of
@@ -263,16 +267,15 @@ __attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const Reg
   if (MRI_LIKELY(p.trace_simple)) {
     uint32_t& inside = ts->trace_inside[t->slot];
     inside -= inside != 0;
-    trace_open_pop(ts, id, t->request, now);
-    return trace_append(ts, now, 0, id, proto::TraceKind::kExit, t->request);
+    if (MRI_LIKELY(trace_open_pop(ts, id, t->request, now)))
+      trace_append(ts, now, 0, id, proto::TraceKind::kExit, t->request);
+    return;
   }
   for (uint32_t i = 0; i < p.n_trace; ++i) {
     if (!traced_thread(t[i], ts->index)) continue;
     uint32_t& inside = ts->trace_inside[t[i].slot];
-    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric) {
-      trace_open_pop(ts, id, t[i].request, now);
+    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric && trace_open_pop(ts, id, t[i].request, now))
       trace_append(ts, now, 0, id, proto::TraceKind::kExit, t[i].request);
-    }
     if (t[i].root && inside) inside -= 1;
   }
 }

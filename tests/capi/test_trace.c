@@ -365,6 +365,36 @@ static void test_records_taken_at_a_stop_without_a_call_back(void **state)
     run_to_end();
 }
 
+/* A trace request made at a breakpoint, inside main (the usual way of an
+ * analyser that changes its requests at stops): main's enter came before
+ * the request, so its exit is not written either. Before, it came alone,
+ * and a reader of the trace (OTF2) found a leave without its enter. */
+static void test_request_at_a_stop_writes_no_exit_without_its_enter(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "steps", "4", "0", NULL};
+    load(argv);
+    assert_int_equal(MRI_Start_Stop(&step_region), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT;
+    MRI_Region_Table all = {NULL, 0};
+    assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
+    run_to_end();
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    /* The 3 steps after the stop, each with its two inner: whole. */
+    assert_int_equal(seen[0].enters, 3 * 3);
+    assert_int_equal(seen[0].exits, 3 * 3);
+    assert_int_equal(seen[0].synthetic_exits, 0);
+    assert_int_equal(seen[0].misnested, 0);
+    assert_int_equal(seen[0].depth, 0);
+    MRI_Trace_Statistics st = stats_of(0);
+    assert_int_equal(st.emitted, 18);
+    assert_int_equal(st.delivered, 18);
+}
+
 /* MRI_Finalize() ends the session's call-back with it: a tool that
  * registered one, finalised and initialised again (perhaps after
  * unloading the code of the old one) must not have it called in the new
@@ -902,6 +932,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_publishes_every_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_repeated_stops_while_the_rings_are_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_taken_at_a_stop_without_a_call_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_request_at_a_stop_writes_no_exit_without_its_enter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_keep_their_request_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_trace_records_keep_their_type_when_records_run_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finalize_unregisters_the_call_back, setup, teardown),
