@@ -715,6 +715,7 @@ static void test_hung_tool_turns_into_counted_discards(void **state)
 static struct {
     int tried, wait, wait_timeout, reregister, finalize, load, finish, stop;
     char wait_message[512], wait_timeout_message[512];
+    int done; /* set last (release): the fields above are written */
 } in_callback;
 
 static void blocking_calls_callback(void)
@@ -732,6 +733,7 @@ static void blocking_calls_callback(void)
         in_callback.load = MRI_Application_Load(MRI_TESTAPP, argv);
         in_callback.finish = MRI_Application_Finish();
         in_callback.stop = MRI_Stop();
+        __atomic_store_n(&in_callback.done, 1, __ATOMIC_RELEASE);
     }
     for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) account(r);
 }
@@ -758,6 +760,14 @@ static void test_blocking_calls_in_the_call_back(void **state)
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
     assert_int_equal(MRI_Start(), MRI_OK);
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED); /* the call-back's MRI_Stop() */
+    /* The stop reached this thread through the application, which orders
+     * nothing between the two threads of this process: the call-back's
+     * flag does (ThreadSanitizer saw the fields read unordered). */
+    for (int i = 0; i < 10000 && !__atomic_load_n(&in_callback.done, __ATOMIC_ACQUIRE); ++i) {
+        struct timespec ms1 = {0, 1000000};
+        nanosleep(&ms1, NULL);
+    }
+    assert_int_equal(__atomic_load_n(&in_callback.done, __ATOMIC_ACQUIRE), 1);
     assert_int_equal(in_callback.tried, 1);
     assert_int_equal(in_callback.wait, MRI_Error);
     if (!strstr(in_callback.wait_message, "MRI_Wait cannot be called from the trace call-back"))
