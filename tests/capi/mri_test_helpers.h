@@ -5,6 +5,7 @@
 #ifndef MRI_TEST_HELPERS_H
 #define MRI_TEST_HELPERS_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,23 @@ static const double kMs = 1e6; /* ns per ms */
 #ifndef MRI_TEST_SANITIZED
 #define MRI_TEST_SANITIZED 0
 #endif
+
+/* A field of /proc/PID/status in kB (or a plain count: "Threads"), -1 when
+ * the process or the field is not there. For the checks that a long run
+ * does not grow (test_soak.c, backends/cachesim/tests). */
+static inline long proc_status(int pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return -1;
+    long value = -1;
+    const size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') value = atol(line + n + 1);
+    fclose(f);
+    return value;
+}
 
 /* The region with this name in the loaded application. */
 static inline MRI_Region_Spec region(const char *name)

@@ -62,22 +62,6 @@ static int iterations(void)
 
 /* ---- what a process holds --------------------------------------------- */
 
-/* A field of /proc/PID/status in kB (or a plain count: "Threads"), -1 when
- * the process or the field is not there. */
-static long proc_status(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return -1;
-    long value = -1;
-    const size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0 && line[n] == ':') value = atol(line + n + 1);
-    fclose(f);
-    return value;
-}
-
 static int open_descriptors(int pid)
 {
     char path[64];

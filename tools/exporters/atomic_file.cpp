@@ -104,9 +104,10 @@ namespace mri::exporters::detail {
 
 AtomicFile::~AtomicFile() { abandon(); }
 
-bool AtomicFile::open_stream(int fd, const std::string& final_path) {
+// Writing starts on `fd` (a temporary file, or a stream when `stream`).
+bool AtomicFile::start(int fd, const std::string& final_path, bool stream) {
   fd_ = fd;
-  stream_ = true;
+  stream_ = stream;
   final_path_ = final_path;
   buffer_.assign(kBufferBytes, '\0');
   used_ = 0;
@@ -139,7 +140,7 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
       error = "cannot write " + final_path + ": descriptor " + std::to_string(descriptor) + " is open for reading only";
       return false;
     }
-    return open_stream(fd, final_path);
+    return start(fd, final_path, true);
   }
   struct stat st;
   if (::stat(final_path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -152,7 +153,7 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
       error = io_error("cannot write", final_path, errno);
       return false;
     }
-    return open_stream(fd, final_path);
+    return start(fd, final_path, true);
   }
   // A symbolic link keeps pointing where it did: the file it names is
   // replaced. The temporary file lives in that file's directory so that
@@ -169,14 +170,8 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
   // mkostemp creates mode 0600; give the result the mode a plain creat()
   // would have given it.
   ::fchmod(fd, 0666 & ~current_umask());
-  fd_ = fd;
   temp_path_ = name.data();
-  final_path_ = final_path;
-  buffer_.assign(kBufferBytes, '\0');
-  used_ = 0;
-  bytes_flushed_ = 0;
-  error_.clear();
-  return true;
+  return start(fd, final_path, false);
 }
 
 void AtomicFile::latch(const std::string& what, int err) {

@@ -68,7 +68,7 @@ class AtomicFile {
   void flush_buffer();
   void latch(const std::string& what, int err);
 
-  bool open_stream(int fd, const std::string& final_path);
+  bool start(int fd, const std::string& final_path, bool stream);
 
   int fd_ = -1;
   bool stream_ = false;      // writing straight to a stream: no temporary file, no rename

@@ -764,20 +764,6 @@ static void test_without_backend(void **state)
  * lines it covers times the sweeps since it was applied, every aggregate
  * 1024 per sweep; the application's descriptors, threads and anonymous
  * memory do not grow from the 300th stop on. */
-static long status_field(int pid, const char *field)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long value = -1;
-    const size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0 && line[n] == ':') value = atol(line + n + 1);
-    fclose(f);
-    return value;
-}
-
 static void test_histogram_churn_over_many_stops(void **state)
 {
     (void)state;
@@ -827,16 +813,16 @@ static void test_histogram_churn_over_many_stops(void **state)
                              r->element[b].value, sweeps * (kLinesA / hist[h].bins));
         }
         if (release == stops / 2) {
-            anon = status_field(info.pid, "RssAnon");
-            threads = status_field(info.pid, "Threads");
+            anon = proc_status(info.pid, "RssAnon");
+            threads = proc_status(info.pid, "Threads");
         }
     }
     /* Deleted histograms handed their slots on: the ones left are in place. */
     assert_true(made > 8);
     print_message("%d histograms made; the application: %ld -> %ld kB anonymous, %ld -> %ld threads\n", made, anon,
-                  status_field(info.pid, "RssAnon"), threads, status_field(info.pid, "Threads"));
-    assert_int_equal(status_field(info.pid, "Threads"), threads);
-    if (!MRI_TEST_SANITIZED) assert_true(status_field(info.pid, "RssAnon") - anon <= 64);
+                  proc_status(info.pid, "RssAnon"), threads, proc_status(info.pid, "Threads"));
+    assert_int_equal(proc_status(info.pid, "Threads"), threads);
+    if (!MRI_TEST_SANITIZED) assert_true(proc_status(info.pid, "RssAnon") - anon <= 64);
     assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
     assert_int_equal(info.bad_requests, 0);
     assert_int_equal(MRI_Finalize(), MRI_OK);
