@@ -72,7 +72,7 @@ fi
 "$mri" profile -o callgrind.out.test -- "$app" steps 10 2 >profile.txt 2>profile.err ||
   { cat profile.err; fail "mri profile -o"; }
 command -v callgrind_annotate >/dev/null || fail "callgrind_annotate is not installed (scripts/install-deps.sh)"
-callgrind_annotate --inclusive=yes --tree=caller callgrind.out.test >annotate.txt
+callgrind_annotate --inclusive=yes --tree=caller --threshold=100 callgrind.out.test >annotate.txt
 grep -q 'PROGRAM TOTALS' annotate.txt || fail "callgrind_annotate: no totals"
 grep -Eq '< .*:step \(20x\)' annotate.txt || fail "callgrind_annotate: inner is not called 20 times by step"
 grep -Eq '< .*:main \(10x\)' annotate.txt || fail "callgrind_annotate: step is not called 10 times by main"
@@ -102,7 +102,7 @@ callgrind_annotate callgrind.break >/dev/null || fail "callgrind_annotate cannot
 # are callers in the call tree (mri_relay 20: child 20 times through
 # relay_outer -> relay_inner).
 "$mri" profile -o callgrind.relay --unwind -- "$relay" 20 >relay.txt 2>&1 || { cat relay.txt; fail "mri profile --unwind"; }
-callgrind_annotate --inclusive=yes --tree=caller callgrind.relay >relay_annotate.txt 2>&1
+callgrind_annotate --inclusive=yes --tree=caller --threshold=100 callgrind.relay >relay_annotate.txt 2>&1
 if [[ $have_unwind == 1 ]]; then
   grep -Eq '< \?\?\?:relay_inner \(20x\)' relay_annotate.txt || { cat relay_annotate.txt; fail "--unwind: relay_inner is not child's caller"; }
   grep -Eq '^c?fn=\([0-9]+\) relay_outer$' callgrind.relay || fail "--unwind: no relay_outer in the call tree"
@@ -152,7 +152,7 @@ status=0
 [[ $status == 5 ]] || { cat exec_profile.err; fail "profile of exec: status $status, expected 5"; }
 grep -q "replaced itself with exec() (pid [0-9]*): monitoring ended there" exec_profile.err ||
   { cat exec_profile.err; fail "profile of exec: mri does not say that the program replaced itself"; }
-callgrind_annotate --inclusive=yes --tree=caller callgrind.exec >exec_annotate.txt
+callgrind_annotate --inclusive=yes --tree=caller --threshold=100 callgrind.exec >exec_annotate.txt
 grep -Eq '< .*:main \(4x\)' exec_annotate.txt || { cat exec_annotate.txt; fail "profile of exec: step is not called 4 times by main"; }
 grep -Eq '< .*:step \(6x\)' exec_annotate.txt || { cat exec_annotate.txt; fail "profile of exec: inner is not called 6 times by step"; }
 instances=$(grep 'PROGRAM TOTALS' exec_annotate.txt | awk '{gsub(",","",$5); print $5}')
