@@ -135,6 +135,18 @@ static MRI_Trace_Statistics stats_of(int thread)
     return st;
 }
 
+/* Takes every record the tool-side buffer holds (no call-back registered)
+ * into the per-thread views; returns what the last call returned (0 when
+ * the buffer ran empty, MRI_Error on a failure). */
+static int take_all_records(void)
+{
+    MRI_Trace_Element_Spec chunk[64];
+    int k;
+    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
+        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    return k;
+}
+
 /* REGION_EVENT over every region, three threads writing at once into rings
  * far smaller than the trace: the threads must wait for the tool, and not
  * one record may be lost. */
@@ -242,11 +254,7 @@ static void test_records_taken_after_the_end_without_a_call_back(void **state)
     MRI_Region_Table all = {NULL, 0};
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
     run_to_end();
-    MRI_Trace_Element_Spec chunk[300];
-    int k;
-    while ((k = MRI_Get_Trace_Records(chunk, 300)) > 0)
-        for (int i = 0; i < k; ++i) account(&chunk[i]);
-    assert_int_equal(k, 0);
+    assert_int_equal(take_all_records(), 0);
     for (int t = 0; t < 2; ++t) {
         MRI_Trace_Statistics st = stats_of(t);
         assert_int_equal(st.buffered, 0);
@@ -305,11 +313,7 @@ static void test_exec_publishes_every_record(void **state)
     MRI_Region_Table all = {NULL, 0};
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
     run_to_end();
-    MRI_Trace_Element_Spec chunk[64];
-    int k;
-    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
-        for (int i = 0; i < k; ++i) account(&chunk[i]);
-    assert_int_equal(k, 0);
+    assert_int_equal(take_all_records(), 0);
     MRI_Trace_Statistics st = stats_of(0);
     assert_int_equal(st.emitted, 22);
     assert_int_equal(st.delivered, 22);
@@ -380,10 +384,7 @@ static void test_request_at_a_stop_writes_no_exit_without_its_enter(void **state
     MRI_Region_Table all = {NULL, 0};
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
     run_to_end();
-    MRI_Trace_Element_Spec chunk[64];
-    int k;
-    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
-        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    take_all_records();
     /* The 3 steps after the stop, each with its two inner: whole. */
     assert_int_equal(seen[0].enters, 3 * 3);
     assert_int_equal(seen[0].exits, 3 * 3);
@@ -412,10 +413,7 @@ static void test_finalize_unregisters_the_call_back(void **state)
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
     run_to_end();
     assert_int_equal(callbacks, 0);
-    MRI_Trace_Element_Spec chunk[64];
-    int k;
-    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
-        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    take_all_records();
     assert_int_equal(seen[0].enters, 1 + 3 * 3);
     assert_int_equal(seen[0].exits, 1 + 3 * 3);
 }
@@ -438,10 +436,7 @@ static void test_records_keep_their_request_type(void **state)
     assert_int_equal(MRI_Request_Delete(events), MRI_OK);
     assert_true(MRI_Trace_Request(&time, &all, NULL, NULL) > 0);
     run_to_end();
-    MRI_Trace_Element_Spec chunk[64];
-    int k;
-    while ((k = MRI_Get_Trace_Records(chunk, 64)) > 0)
-        for (int i = 0; i < k; ++i) account(&chunk[i]);
+    take_all_records();
     /* The first step's events: main, step and two inner entered, all but
      * main left; then one value per instance of the other 9 steps (step
      * and two inner; main was entered before the request, so it has no
