@@ -712,17 +712,21 @@ namespace mri::monitor {
 void close_open_instances(ThreadState* ts) {
   if (!ts || ts == &g_unmonitored || (ts->depth == 0 && ts->trace_open_depth == 0)) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
+  const uint64_t now = ticks();
+  measure_open_instances(ts, now);
+  trace_close_open(ts, now);
+  leave(ts);
+}
+
+void measure_open_instances(ThreadState* ts, uint64_t now) {
   if (ts->overflow > 0 && ts->depth == kMaxDepth) reveal_top_frame(ts);
   ts->overflow = 0;  // the instances beyond the stack end unmeasured
-  const uint64_t now = ticks();
   while (ts->depth > 0) {
     const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);
     const RegionPlan& p = g.plan[id];
     pop_and_measure(ts, id, now);
     if (p.cache) cache_exit(ts, id);
   }
-  trace_close_open(ts, now);
-  leave(ts);
 }
 
 void trace_close_open(ThreadState* ts, uint64_t now) {

@@ -69,8 +69,11 @@ void child_after_fork() {
 
 void thread_exit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
-  if (ts) thread_ended(ts);  // threads.cpp: for the thread's joiner
-  if (!ts || !ts->record) return;
+  if (!ts) return;
+  if (!ts->record) return thread_ended(ts);  // threads.cpp: for the thread's joiner
+  // The last references of instances ended below, simulated inside them
+  // (as Monitor_Region_Exit_Slow does, before entering the monitor).
+  if (ts->depth > 0 && g.cache_recording.load(std::memory_order_relaxed)) cache_flush_references();
   // The same handshake as the slow path: a detach must not unmap the
   // segment under this store.
   ts->in_slow.store(1, std::memory_order_relaxed);
@@ -78,12 +81,17 @@ void thread_exit(void* p) {
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   if (m == kRunning || m == kStopped) {
     // A thread that ends inside regions (pthread_exit() in one) ends them
-    // in its trace; its measured instances stay unmeasured.
-    trace_close_open(ts, ticks());
+    // now, as Monitor_Final does for the exiting thread: measured, then in
+    // its trace. Before the end is noted for the joiner, whose
+    // compensation then includes this work.
+    const uint64_t now = ticks();
+    measure_open_instances(ts, now);
+    trace_close_open(ts, now);
     trace_flush_stash(ts);
     trace_publish_head(ts);
-    sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
   }
+  thread_ended(ts);
+  if (m == kRunning || m == kStopped) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
   if (ts->events.n) {
     papi::destroy(ts->events);
     papi::unregister_thread();

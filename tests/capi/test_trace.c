@@ -584,7 +584,8 @@ static void exit_inside_regions(int measured)
     MRI_Runtime_Information_Spec ev = MRI_REGION_EVENT, t = MRI_EXECUTION_TIME;
     MRI_Region_Table all = {NULL, 0};
     assert_true(MRI_Trace_Request(&ev, &all, NULL, NULL) > 0);
-    if (measured) assert_true(MRI_Profile_Request(&t, NULL, NULL, NULL) > 0);
+    MRI_Request_ID profile = 0;
+    if (measured) assert_true((profile = MRI_Profile_Request(&t, NULL, NULL, NULL)) > 0);
     run_to_end();
     assert_int_equal(other_threads, 0);
     /* main + 3 steps with two inners each + step and inner; parent and
@@ -603,6 +604,32 @@ static void exit_inside_regions(int measured)
         assert_int_equal(st.delivered, 2 * enters[th]);
         assert_int_equal(st.discarded, 0);
     }
+    if (!measured) return;
+    /* Thread 1's "parent" and "child", ended by its pthread_exit(), are
+     * measured at the thread's end, as main's instances at the exit: one
+     * instance each, the child inside the parent. ("spin", open on thread
+     * 2 at the exit, stays unmeasured: another thread's instances are not
+     * ended for it.) */
+    void *p = NULL;
+    assert_int_equal(MRI_Get_Data(profile, &p), MRI_OK);
+    const MRI_Histogram_Profile_Results *f = p;
+    const MRI_Region_Spec parent = region("parent"), child = region("child"), spin = region("spin");
+    const MRI_Profile_Element *pe = NULL, *ce = NULL, *se = NULL;
+    for (int i = 0; i < f->nr_Elements; ++i) {
+        if (same(&f->element[i].region, &parent)) pe = &f->element[i];
+        if (same(&f->element[i].region, &child)) ce = &f->element[i];
+        if (same(&f->element[i].region, &spin)) se = &f->element[i];
+    }
+    assert_non_null(pe);
+    assert_non_null(ce);
+    assert_int_equal(pe->instances, 1);
+    assert_int_equal(ce->instances, 1);
+    assert_true(ce->inclusive > 0);
+    assert_true(pe->inclusive >= ce->inclusive);
+    assert_true(pe->exclusive <= pe->inclusive - ce->inclusive + 1e-9 * pe->inclusive);
+    for (int a = 0; a < pe->nr_Active_Objects; ++a)
+        assert_int_equal(pe->per_active_object[a].instances, pe->per_active_object[a].active_object.id == 1);
+    assert_true(se == NULL || se->instances == 0);
 }
 
 static void test_instances_open_at_the_end_get_exits(void **state)
