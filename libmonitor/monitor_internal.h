@@ -372,10 +372,11 @@ inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer:
 ThreadState* current_thread_state();
 // Ends the thread's open instances at the end of monitoring (hot_path.cpp).
 void close_open_instances(ThreadState* ts);
-// Ends the calling thread's measured instances still open at `now`,
-// innermost first, as if their exits ran (profiles, aggregates, simulated
-// cache events; no trace records): at the end of monitoring and at the
-// thread's end. The caller is inside the monitor (in_slow set).
+// Ends a thread's measured instances still open at `now`, innermost
+// first, as if their exits ran (profiles, aggregates, simulated cache
+// events; no trace records): the calling thread's at its end and at the
+// end of monitoring, then every other thread's, quiescent. The caller is
+// inside the monitor (in_slow set).
 void measure_open_instances(ThreadState* ts, uint64_t now);
 // Writes the exit records (kTraceExitSynthetic, at `now`) of the thread's
 // traced instances still open, innermost first: at the thread's end, by

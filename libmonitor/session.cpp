@@ -71,9 +71,6 @@ void thread_exit(void* p) {
   auto* ts = static_cast<ThreadState*>(p);
   if (!ts) return;
   if (!ts->record) return thread_ended(ts);  // threads.cpp: for the thread's joiner
-  // The last references of instances ended below, simulated inside them
-  // (as Monitor_Region_Exit_Slow does, before entering the monitor).
-  if (ts->depth > 0 && g.cache_recording.load(std::memory_order_relaxed)) cache_flush_references();
   // The same handshake as the slow path: a detach must not unmap the
   // segment under this store.
   ts->in_slow.store(1, std::memory_order_relaxed);
@@ -83,7 +80,11 @@ void thread_exit(void* p) {
     // A thread that ends inside regions (pthread_exit() in one) ends them
     // now, as Monitor_Final does for the exiting thread: measured, then in
     // its trace. Before the end is noted for the joiner, whose
-    // compensation then includes this work.
+    // compensation then includes this work. (Its references not yet
+    // handed to the simulator, at most one batch, are simulated after,
+    // at the backend's own thread end: flushing them here, outside the
+    // monitor, would read the frames that an exit() on another thread may
+    // be ending at the same time.)
     const uint64_t now = ticks();
     measure_open_instances(ts, now);
     trace_close_open(ts, now);
@@ -991,9 +992,21 @@ bool end_monitoring(StopReason reason) {
   ThreadState* ts = current_thread_state();
   quiesce(ts);
   close_open_instances(ts);
-  // The other threads' traced instances still open end in their traces
-  // now too (they are quiescent: nothing else writes their rings).
-  for_each_thread([](ThreadState* other) { trace_close_open(other, ticks()); });
+  // The other threads' instances still open end now too: they are
+  // quiescent and disarmed, so nothing else touches their frames or writes
+  // their rings; they lived up to here. Measured (time, simulated cache
+  // events) as if their exits ran, then in their traces. Their counters
+  // cannot be read from this thread: with the generation moved on, no
+  // frame's counters match and counter metrics leave these instances out,
+  // as they do an instance whose events changed while it was open.
+  for_each_thread([](ThreadState* other) {
+    const uint64_t now = ticks();
+    if (other->depth > 0) {
+      other->events_generation += 1;
+      measure_open_instances(other, now);
+    }
+    trace_close_open(other, now);
+  });
   cache_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.

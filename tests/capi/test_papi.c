@@ -89,12 +89,15 @@ static void test_task_clock_tracks_time_per_thread(void **state)
         if (c->element[i].count == 0) continue; /* the main thread only ran "main" */
         ++spinners;
         assert_int_equal(c->element[i].count, 4);
-        /* CPU time of a busy thread: never more than its wall time, and most
-         * of it (the 2 spinners share 2 cores with the rest of the machine). */
+        /* CPU time of a busy thread: never more than its wall time, and a
+         * good part of it: the 2 spinners share 2 cores with the rest of the
+         * machine, which took them below 30% of their wall time under a
+         * parallel build. The sleeping main thread's clock, or a count of
+         * something else, would stay near 0. */
         const double cpu = c->element[i].value, elapsed = w->element[i].value;
         assert_true(elapsed >= 4 * 15 * kMs);
         assert_true(cpu <= elapsed * 1.02 + 0.1 * kMs);
-        assert_true(cpu >= elapsed * 0.3);
+        assert_true(cpu >= elapsed * 0.1);
     }
     assert_int_equal(spinners, 2); /* one event set per thread */
 }
