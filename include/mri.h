@@ -621,6 +621,15 @@ typedef struct {
      * executable ends nothing: monitoring goes on, and this stays 0.) */
     int exec_replaced;
     unsigned long long exec_timestamp; /* exec_replaced: when monitoring ended, on the clock of the trace records (ns) */
+    /* MRI_STOP_SIGNALED: 1 when the monitor caught the signal (SIGINT,
+     * SIGTERM or SIGHUP whose action the program left at the default: Ctrl-C,
+     * `timeout`, `kill`) and ended monitoring as at an exit before the
+     * process died of it: the instances then open, on every thread, were
+     * measured up to it (counter metrics leave them out), every trace record
+     * was published. 0 when the signal ended the process at once (SIGKILL,
+     * SIGSEGV, one the program handles itself): instances still open count
+     * nothing. */
+    int signal_caught;
 } MRI_Application_Status_Info;
 
 /* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)

@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +39,7 @@ using proto::StopReason;
 
 constexpr long kControlPollNs = 10'000'000;  // tool liveness check period: 10 ms
 constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
+uint32_t g_end_signal = 0;  // the termination signal monitoring ended for (end_for_signal)
 
 proto::AppControl& app() { return g.view.header()->app; }
 
@@ -620,6 +623,56 @@ bool program_threads_gone(pid_t control_tid) {
   return gone;
 }
 
+// Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
+// leaves at the default: Ctrl-C, `timeout`, `kill`, a closed terminal.
+// The default action ends the process at once, and everything open was
+// lost: the program's own instance, its time loop's, every thread's open
+// trace instances and the trace records not yet published. Caught instead
+// (installed once the control thread runs): the handler only notes the
+// signal (async-signal-safe), and the control thread, within one poll
+// (10 ms), ends monitoring as an exit does (end_monitoring(kSignal):
+// every thread's open instances measured up to then, the trace balanced
+// and published), puts the default action back and sends the signal
+// again: the process dies of it as it would have, a few ms later. A
+// program that installs its own handler replaces this one; a forked child
+// (detached) or a monitor already ended or detached takes the default
+// action at once. SIGKILL, and signals whose default action is a core
+// dump (SIGSEGV, SIGABRT, SIGQUIT), are left alone.
+constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<int> g_termination_signal{0};
+
+void on_termination_signal(int sig) {
+  const uint32_t m = g.mode.load(std::memory_order_acquire);
+  int none = 0;
+  if ((m == kRunning || m == kStopped) && g_termination_signal.compare_exchange_strong(none, sig)) return;
+  if (none != 0) return;  // one is on its way already: the process dies of that one
+  const int saved = errno;
+  signal(sig, SIG_DFL);
+  raise(sig);  // delivered when the handler returns (blocked meanwhile)
+  errno = saved;
+}
+
+void catch_termination_signals() {
+  for (int sig : kTerminationSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    struct sigaction action {};
+    action.sa_handler = on_termination_signal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (int other : kTerminationSignals) sigaddset(&action.sa_mask, other);
+    sigaction(sig, &action, nullptr);
+  }
+}
+
+// The control thread's part: end monitoring for the signal, then die of it.
+void end_for_signal(int sig) {
+  g_end_signal = uint32_t(sig);
+  end_monitoring(StopReason::kSignal);
+  signal(sig, SIG_DFL);
+  kill(getpid(), sig);  // a program thread takes it (this one blocks every signal)
+}
+
 void* control_main(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -631,6 +684,10 @@ void* control_main(void*) {
   for (uint32_t polls = 0;; ++polls) {
     const uint32_t m = g.mode.load();
     if (m == kDetached || m == kFinished) return nullptr;
+    if (const int sig = g_termination_signal.load()) {
+      end_for_signal(sig);
+      return nullptr;
+    }
     const uint32_t seq = sync::load(tc.cmd_seq);
     if (seq != g.last_cmd_seq) {
       g.last_cmd_seq = seq;
@@ -853,6 +910,7 @@ void publish_once() {
       refuse("cannot start the control thread", true);
       return;
     }
+    catch_termination_signals();
     publish_state(AppState::kStopped, StopReason::kLoaded, -1, false);
   });
 }
@@ -1016,6 +1074,7 @@ bool end_monitoring(StopReason reason) {
   // end: a thread publishes its head only every 16 records.
   for_each_thread(trace_publish_head);
   if (reason == StopReason::kExec && g.view.base) sync::store(app().end_ticks, ticks());
+  if (reason == StopReason::kSignal && g.view.base) sync::store(app().end_signal, g_end_signal);
   publish_state(AppState::kTerminated, reason, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);

@@ -767,9 +767,16 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->monitor_message[sizeof info->monitor_message - 1] = '\0';
   const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
+    const int end_signal = reason == proto::StopReason::kSignal ? int(sync::load(a.end_signal)) : 0;
     if (s.reaped && WIFSIGNALED(s.wait_status)) {
       info->reason = MRI_STOP_SIGNALED;
       info->signal = WTERMSIG(s.wait_status);
+      info->signal_caught = end_signal != 0 && info->signal == end_signal;
+    } else if (end_signal != 0 && !s.reaped) {
+      // Monitoring ended for the signal; the process is dying of it.
+      info->reason = MRI_STOP_SIGNALED;
+      info->signal = end_signal;
+      info->signal_caught = 1;
     } else if (reason == proto::StopReason::kTerminatedByTool || (s.finish_requested && !s.reaped)) {
       info->reason = MRI_STOP_TERMINATED_BY_TOOL;
     } else {

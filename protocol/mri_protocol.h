@@ -82,6 +82,11 @@ enum class StopReason : uint32_t {
   // the monitor could not foresee, last_error says which); the program
   // runs on unmonitored. Published after kExec, in place of it.
   kExecFailed = 8,
+  // Version 10: monitoring ended for a termination signal the monitor
+  // caught (SIGINT, SIGTERM or SIGHUP left at their default action;
+  // AppControl::end_signal), as at an exit; the process dies of the
+  // signal next.
+  kSignal = 9,
 };
 
 enum class Command : uint32_t {
@@ -166,7 +171,9 @@ struct alignas(kCacheLine) AppControl {
   // exec() (StopReason::kExec, and kExecFailed after it); stored before
   // the kExec state is published.
   uint64_t end_ticks;
-  uint32_t reserved[6];
+  // Version 10: StopReason::kSignal: the signal; stored before the state.
+  uint32_t end_signal;
+  uint32_t reserved[5];
   char refuse_reason[kMessageBytes];  // AppState::kRefused: why
   char last_error[kMessageBytes];     // latest problem the MCC noticed
 };

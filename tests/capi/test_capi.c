@@ -1117,6 +1117,55 @@ static void test_main_thread_pthread_exit(void **state)
     assert_int_equal(info.exit_code, 0);
 }
 
+/* A program ended by SIGTERM (`kill`, `timeout`), SIGINT (Ctrl-C) or SIGHUP,
+ * whose action it left at the default: the monitor catches the signal,
+ * ends monitoring as an exit does (main's instance and the step open then
+ * are measured up to it) and the process dies of the signal, as it would
+ * have. SIGKILL ends it at once: the instances open then count nothing. */
+static void killed_by(int sig, int caught)
+{
+    load("steps", "100000", "2", NULL); /* 200 s of 2 ms steps */
+    MRI_Request_ID main_count = aggregate(MRI_NUMBER_OF_INSTANCES, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK); /* running its steps */
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    const double done = agg_total(steps);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(50 * 1000);
+    MRI_Application_Status_Info info;
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(kill(info.pid, sig), 0);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(info.reason, MRI_STOP_SIGNALED);
+    assert_int_equal(info.signal, sig);
+    assert_int_equal(info.signal_caught, caught);
+    assert_int_equal((long)agg_total(main_count), caught);
+    if (caught) assert_true(agg_total(main_time) >= 50 * kMs);
+    else assert_true(agg_total(main_time) == 0);
+    assert_true(agg_total(steps) > done);
+}
+
+static void test_terminating_signal_is_caught(void **state)
+{
+    (void)state;
+    killed_by(SIGTERM, 1);
+}
+
+static void test_interrupt_is_caught(void **state)
+{
+    (void)state;
+    killed_by(SIGINT, 1);
+}
+
+static void test_sigkill_ends_at_once(void **state)
+{
+    (void)state;
+    killed_by(SIGKILL, 0);
+}
+
 /* An exit without an enter is ignored, also when it is the breakpoint's:
  * three stray exits of "step", then one step, stop once. */
 static void test_stray_exit_is_no_breakpoint(void **state)
@@ -1235,6 +1284,9 @@ int main(void)
         cmocka_unit_test_teardown(test_module_unloaded_and_loaded_again, teardown),
         cmocka_unit_test_teardown(test_module_unloaded_before_publication, teardown),
         cmocka_unit_test_teardown(test_main_thread_pthread_exit, teardown),
+        cmocka_unit_test_teardown(test_terminating_signal_is_caught, teardown),
+        cmocka_unit_test_teardown(test_interrupt_is_caught, teardown),
+        cmocka_unit_test_teardown(test_sigkill_ends_at_once, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

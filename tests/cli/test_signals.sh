@@ -3,6 +3,11 @@
 # group of mri and the program) and SIGINT or SIGTERM sent to mri alone
 # end the program; mri reports it killed and writes what was measured, as
 # for any program killed by a signal (tests/apps/mri_testapp "forever").
+# The program leaves those signals at their default action, so the monitor
+# catches them and ends monitoring first, as at an exit: the instances open
+# then are measured (main's row counts its one call) and every trace
+# record is written, each enter with its leave. SIGKILL to the program
+# ends it at once: mri says what the results then hold.
 #
 #   test_signals.sh MRI TESTAPP WORKDIR
 set -uo pipefail
@@ -26,7 +31,11 @@ interrupted() {
   while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
   [[ -e running ]] || { cat err.txt; fail "$*: the program did not start running"; }
   program=$(pgrep -P "$pid")
-  if [[ $target == group ]]; then kill "-$sig" -- "-$pid"; else kill "-$sig" "$pid"; fi
+  case $target in
+    group) kill "-$sig" -- "-$pid" ;;
+    program) kill "-$sig" "$program" ;;
+    *) kill "-$sig" "$pid" ;;
+  esac
   wait "$pid"
   status=$?
   local state
@@ -45,25 +54,46 @@ only() {
 # --- Ctrl-C: the program dies of SIGINT, mri reports it and writes the trace.
 interrupted INT group trace -o int.vtf
 [[ $status == 130 ]] || { cat err.txt; fail "trace, SIGINT to the group: status $status, expected 130"; }
-grep -q 'was killed by signal 2 (Interrupt); int.vtf holds the records written up to then' err.txt ||
+grep -q 'was killed by signal 2 (Interrupt); the monitor caught it and ended monitoring first, as at an exit: int.vtf holds every record' err.txt ||
   { cat err.txt; fail "trace, SIGINT to the group: no report of the program's end"; }
 grep -q 'wrote int.vtf (VTF3): ' err.txt || { cat err.txt; fail "trace, SIGINT to the group: no trace written"; }
-grep -q ' DOWNTO ' int.vtf || fail "trace, SIGINT to the group: no enter in int.vtf"
+enters=$(grep -c ' DOWNTO ' int.vtf) leaves=$(grep -c ' UPFROM ' int.vtf)
+((enters > 0)) || fail "trace, SIGINT to the group: no enter in int.vtf"
+((enters == leaves)) || fail "trace, SIGINT to the group: $enters enters, $leaves leaves in int.vtf"
 only 'int\.vtf'
 
 # --- SIGTERM to mri alone (kill, a batch system): passed on to the program.
 interrupted TERM mri trace -o term.vtf
 [[ $status == 143 ]] || { cat err.txt; fail "trace, SIGTERM to mri: status $status, expected 143"; }
-grep -q 'was killed by signal 15 (Terminated); term.vtf holds' err.txt ||
+grep -q 'was killed by signal 15 (Terminated); the monitor caught it and ended monitoring first, as at an exit: term.vtf holds every record' err.txt ||
   { cat err.txt; fail "trace, SIGTERM to mri: no report of the program's end"; }
-grep -q ' DOWNTO ' term.vtf || fail "trace, SIGTERM to mri: no enter in term.vtf"
+enters=$(grep -c ' DOWNTO ' term.vtf) leaves=$(grep -c ' UPFROM ' term.vtf)
+((enters > 0 && enters == leaves)) || fail "trace, SIGTERM to mri: $enters enters, $leaves leaves in term.vtf"
 rm -f int.vtf term.vtf
 only
+
+# --- SIGKILL to the program: nothing is caught; the trace holds what its
+# thread had published.
+interrupted KILL program trace -o kill.vtf
+[[ $status == 137 ]] || { cat err.txt; fail "trace, SIGKILL to the program: status $status, expected 137"; }
+grep -q 'was killed by signal 9 (Killed); kill.vtf holds the records written up to then' err.txt ||
+  { cat err.txt; fail "trace, SIGKILL to the program: no report of the program's end"; }
+grep -q ' DOWNTO ' kill.vtf || fail "trace, SIGKILL to the program: no enter in kill.vtf"
+rm -f kill.vtf
 
 # --- SIGINT to mri alone during a profile: the table of the steps so far.
 interrupted INT mri profile
 [[ $status == 130 ]] || { cat err.txt; fail "profile, SIGINT to mri: status $status, expected 130"; }
-grep -q 'was killed by signal 2 (Interrupt); results of the region instances' err.txt ||
+grep -q 'was killed by signal 2 (Interrupt); the monitor caught it and ended monitoring first, as at an exit: the region instances then open' err.txt ||
   { cat err.txt; fail "profile, SIGINT to mri: no report of the program's end"; }
 grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "profile, SIGINT to mri: no row of region step"; }
+grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt || { cat out.txt err.txt; fail "profile, SIGINT to mri: main's instance not measured"; }
+
+# --- SIGKILL to the program during a profile: main, still open, counts nothing.
+interrupted KILL program profile
+[[ $status == 137 ]] || { cat err.txt; fail "profile, SIGKILL to the program: status $status, expected 137"; }
+grep -q 'was killed by signal 9 (Killed); results of the region instances that had ended by then' err.txt ||
+  { cat err.txt; fail "profile, SIGKILL to the program: no report of the program's end"; }
+grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "profile, SIGKILL to the program: no row of region step"; }
+grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt && { cat out.txt; fail "profile, SIGKILL to the program: main counted"; }
 echo "signals: all checks passed"

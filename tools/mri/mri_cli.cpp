@@ -460,6 +460,11 @@ void run_to_end() {
 const char* kKilledProfileNote =
     "results of the region instances that had ended by then are shown (one still open, such as the program's own, "
     "counts nothing)";
+// The same when the monitor caught the signal (SIGINT, SIGTERM, SIGHUP left
+// at their default action) and ended monitoring first.
+const char* kCaughtProfileNote =
+    "the monitor caught it and ended monitoring first, as at an exit: the region instances then open (such as the "
+    "program's own) were measured up to it";
 
 // The program's end as a status for ours and as words: its exit status, or
 // 128 + signal.
@@ -482,7 +487,8 @@ bool killed() {
 // Ends the run and returns the program's exit status for ours. Warns about
 // what was not monitored; when the program was killed by a signal, says so
 // with `killed_note` (what the results hold then; "" for nothing more).
-int final_status(const char* program, const char* killed_note = kKilledProfileNote) {
+int final_status(const char* program, const char* killed_note = kKilledProfileNote,
+                 const char* caught_note = kCaughtProfileNote) {
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
   if (st.threads_dropped)
@@ -504,8 +510,10 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
     std::fprintf(stderr, "mri: %s called exec() (pid %d), which failed after monitoring had ended for it: the results "
                  "end at that call, the program ran on unmonitored and then %s\n",
                  program, st.pid, how.c_str());
-  else if (st.reason == MRI_STOP_SIGNALED)
-    std::fprintf(stderr, "mri: %s %s%s%s\n", program, how.c_str(), killed_note[0] ? "; " : "", killed_note);
+  else if (st.reason == MRI_STOP_SIGNALED) {
+    const char* note = st.signal_caught ? caught_note : killed_note;
+    std::fprintf(stderr, "mri: %s %s%s%s\n", program, how.c_str(), note[0] ? "; " : "", note);
+  }
   return code;
 }
 
@@ -1255,7 +1263,12 @@ int cmd_trace(int argc, char** argv) {
                                  "thread publishes its records 16 at a time) may be missing and are not counted as "
                                  "emitted, and regions still open have an enter without a leave"
                       : "";
-  const int code = final_status(prog[0], killed_note.c_str());
+  const std::string caught_note =
+      a.error.empty() && never_published.empty()
+          ? "the monitor caught it and ended monitoring first, as at an exit: " + output +
+                " holds every record, and the regions then open end with a leave at the signal"
+          : "";
+  const int code = final_status(prog[0], killed_note.c_str(), caught_note.c_str());
   if (!never_published.empty()) {
     a.writer.reset();  // removes what it wrote
     std::fprintf(stderr, "mri: --region %s: the program published no region of this name during the run (no such "
