@@ -94,6 +94,7 @@ void rebuild_counters(ThreadState* ts) {
 
 void park(ThreadState* ts) {
   const uint64_t t0 = timer::now();
+  if (ts->parked_since.load(std::memory_order_relaxed) == 0) ts->parked_since.store(t0, std::memory_order_relaxed);
   ts->in_slow.store(0, std::memory_order_release);
   for (;;) {
     const uint32_t gen = sync::load(g.run_generation);
@@ -149,6 +150,7 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
     ts->shifted = ts->parked_ticks;  // an exit in progress shifts its timestamp alike
     ts->parked_ticks = 0;
   }
+  ts->parked_since.store(0, std::memory_order_relaxed);
   ts->fixup.store(0, std::memory_order_relaxed);
   return ts;
 }

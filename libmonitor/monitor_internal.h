@@ -105,6 +105,11 @@ struct alignas(64) ThreadState {
   // (relaxed: a plain load on the hot path).
   std::atomic<uint32_t> fixup{1};
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
+  // When the thread parked at a stop, until its frames were shifted after
+  // it (0: not parked): an end of monitoring that finds it parked ends its
+  // open instances there, not counting the stop. Atomic: read by the
+  // thread that ends monitoring.
+  std::atomic<uint64_t> parked_since{0};
   uint64_t shifted = 0;       // ticks the open frames were just shifted by (an exit shifts its timestamp too)
   proto::ThreadRecord* record = nullptr;
   uint32_t* seq = nullptr;  // the sequence word over this thread's result slots

@@ -1058,7 +1058,11 @@ bool end_monitoring(StopReason reason) {
   // frame's counters match and counter metrics leave these instances out,
   // as they do an instance whose events changed while it was open.
   for_each_thread([](ThreadState* other) {
-    const uint64_t now = ticks();
+    // A thread parked at a stop (the world was stopped for the tool when a
+    // thread called exit(), or a signal came) ends its instances where it
+    // parked: the stop is not the program's time.
+    const uint64_t parked = other->parked_since.load(std::memory_order_relaxed);
+    const uint64_t now = parked ? parked : ticks();
     if (other->depth > 0) {
       other->events_generation += 1;
       measure_open_instances(other, now);

@@ -1166,6 +1166,35 @@ static void test_sigkill_ends_at_once(void **state)
     killed_by(SIGKILL, 0);
 }
 
+/* The signal comes while the program is stopped for the tool (300 ms at a
+ * breakpoint): main's instance ends where its thread parked, without the
+ * stop, as every measured time leaves stops out. */
+static void test_signal_while_stopped_leaves_the_stop_out(void **state)
+{
+    (void)state;
+    load("steps", "100000", "2", NULL);
+    MRI_Request_ID main_count = aggregate(MRI_NUMBER_OF_INSTANCES, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK); /* stops after the first step */
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    usleep(300 * 1000);
+    MRI_Application_Status_Info info;
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(kill(info.pid, SIGTERM), 0);
+    /* Stopped, MRI_Wait() returns at once: poll for the end. */
+    for (int i = 0; i < 1000 && MRI_No_Wait() != MRI_APPLICATION_TERMINATED; ++i) usleep(10 * 1000);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED); /* and reaped */
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(info.reason, MRI_STOP_SIGNALED);
+    assert_int_equal(info.signal, SIGTERM);
+    assert_int_equal(info.signal_caught, 1);
+    assert_int_equal((long)agg_total(main_count), 1);
+    /* One 2 ms step ran; the stop is not counted (it was before: >= 300 ms). */
+    const double t = agg_total(main_time);
+    if (!(t >= 2 * kMs && t < 150 * kMs)) fail_msg("main took %.1f ms, expected 2 to 150", t / kMs);
+}
+
 /* An exit without an enter is ignored, also when it is the breakpoint's:
  * three stray exits of "step", then one step, stop once. */
 static void test_stray_exit_is_no_breakpoint(void **state)
@@ -1287,6 +1316,7 @@ int main(void)
         cmocka_unit_test_teardown(test_terminating_signal_is_caught, teardown),
         cmocka_unit_test_teardown(test_interrupt_is_caught, teardown),
         cmocka_unit_test_teardown(test_sigkill_ends_at_once, teardown),
+        cmocka_unit_test_teardown(test_signal_while_stopped_leaves_the_stop_out, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
