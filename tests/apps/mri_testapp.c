@@ -4,7 +4,7 @@
  *
  *   mri_testapp sleep N MS            region "sleeper" (ROUTINE) N times, MS ms each
  *   mri_testapp imbalance T N         T threads run region "work" N times; thread 1
- *                                     is named "slow" and sleeps 4 ms, others 1 ms
+ *                                     is named "slow" and sleeps 20 ms, others 1 ms
  *   mri_testapp steps N MS            region "step" (LOOP) N times (MS ms each) with a
  *                                     nested "inner" ROUTINE twice per step
  *   mri_testapp workers T N           T-1 worker threads run region "spin" (ROUTINE)
@@ -130,7 +130,9 @@ static void *imbalance_thread(void *p)
     pthread_setname_np(pthread_self(), name);
     for (int i = 0; i < a->n; ++i) {
         MONITOR_ENTER(r_work);
-        sleep_ms(a->index == 1 ? 4.0 : 1.0);
+        /* 20 against 1: a 1 ms sleep overslept past 4 ms (the slow one's
+         * length until 2026-11-27) under ThreadSanitizer once. */
+        sleep_ms(a->index == 1 ? 20.0 : 1.0);
         MONITOR_EXIT(r_work);
     }
     return NULL;
