@@ -475,7 +475,8 @@ int MRI_Get_Callpath_Data(MRI_Request_ID request, MRI_Callpath_Profile_Results *
  *   request took effect (main, for a request made at a breakpoint) has
  *   neither record. So every thread's enters and exits nest and balance,
  *   except when records were discarded, for a request deleted while they
- *   were open, after MRI_Application_Finish(), _exit() or a kill (no exits
+ *   were open, after _exit() or a kill (other than SIGINT, SIGTERM or SIGHUP
+ *   left at their default action, which the monitor catches: no exits
  *   written), or beyond 256 open instances per thread; otherwise
  *   the measured value of one region instance (EXECUTION_TIME: its
  *   inclusive time in ns; NUMBER_OF_INSTANCES: 1; a counter or a simulated
@@ -680,8 +681,10 @@ int MRI_Stop(void);
  * The application inherits the tool's standard streams and environment. */
 int MRI_Application_Load(const char *path, char *const argv[]);
 
-/* Ends the application: asks it to terminate at once (it publishes its
- * final state and exits), kills it if it has not gone within 5 s, and
+/* Ends the application: asks it to terminate at once (it ends every open
+ * region instance as at an exit, up to now or, for a thread parked at a
+ * stop, to where it parked, publishes its final state and exits without
+ * atexit handlers), kills it if it has not gone within 5 s, and
  * reaps it. A process whose monitoring ended at an exec() (exec_replaced)
  * no longer answers: it is killed (SIGKILL) at once. Results stay readable
  * until the next load or MRI_Finalize(). Returns MRI_OK also when the

@@ -328,6 +328,8 @@ bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState*
 // end now, every trace record is published, the state becomes terminated.
 // False when monitoring was not on (dormant, detached, already ended).
 bool end_monitoring(proto::StopReason reason);
+// Its middle part, also the tool's end of the program (session.cpp).
+void end_every_instance(ThreadState* self, bool wait_for_room);
 
 int32_t publish_region(Monitor_Region_Descriptor* d);
 // A copy of `d` with its own name and file, for a descriptor the monitor

@@ -40,6 +40,10 @@ using proto::StopReason;
 constexpr long kControlPollNs = 10'000'000;  // tool liveness check period: 10 ms
 constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
 uint32_t g_end_signal = 0;  // the termination signal monitoring ended for (end_for_signal)
+// Set when the tool ends the program (Command::kTerminate), before the
+// world is quiesced: a thread that ends after that leaves its frames to
+// the control thread, which is ending them.
+std::atomic<bool> g_ending{false};
 
 proto::AppControl& app() { return g.view.header()->app; }
 
@@ -79,7 +83,8 @@ void thread_exit(void* p) {
   ts->in_slow.store(1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const uint32_t m = g.mode.load(std::memory_order_acquire);
-  if (m == kRunning || m == kStopped) {
+  const bool monitoring = (m == kRunning || m == kStopped) && !g_ending.load();
+  if (monitoring) {
     // A thread that ends inside regions (pthread_exit() in one) ends them
     // now, as Monitor_Final does for the exiting thread: measured, then in
     // its trace. Before the end is noted for the joiner, whose
@@ -95,7 +100,7 @@ void thread_exit(void* p) {
     trace_publish_head(ts);
   }
   thread_ended(ts);
-  if (m == kRunning || m == kStopped) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
+  if (monitoring) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
   if (ts->events.n) {
     papi::destroy(ts->events);
     papi::unregister_thread();
@@ -555,12 +560,17 @@ bool handle_command_locked(uint32_t seq) {
       if (m == kRunning && try_stop_world(StopReason::kStopRequest, -1, nullptr, seq)) return false;
       break;
     case proto::Command::kTerminate: {
+      g_ending.store(true);
       uint32_t expected = m;
       g.mode.compare_exchange_strong(expected, kStopped);
       arm_all(1);
       quiesce(nullptr);
-      // Ending at once: records kept aside for a full ring are counted.
-      for_each_thread(trace_discard_stash);
+      // Every thread parks at its next event, its open instances ended
+      // first as at an exit (up to now, or to where a thread parked at a
+      // stop): before, they counted nothing, the PROGRAM region's too, and
+      // the last records of each thread were lost. Ending at once: records
+      // kept aside for a full ring are counted as discarded.
+      end_every_instance(nullptr, false);
       publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
       _exit(0);
@@ -1040,27 +1050,25 @@ int register_region_locked(Monitor_Region_Descriptor* d) {
   return id;
 }
 
-bool end_monitoring(StopReason reason) {
-  std::lock_guard<std::mutex> lock(g.control_mutex);
-  uint32_t m = g.mode.load();
-  if (m != kRunning && m != kStopped) return false;
-  if (!g.published) publish_once();
-  g.mode.store(kFinished, std::memory_order_seq_cst);
-  arm_all(0);  // under the registry lock: a module may be registering its regions
-  ThreadState* ts = current_thread_state();
-  quiesce(ts);
-  close_open_instances(ts);
-  // The other threads' instances still open end now too: they are
-  // quiescent and disarmed, so nothing else touches their frames or writes
-  // their rings; they lived up to here. Measured (time, simulated cache
-  // events) as if their exits ran, then in their traces. Their counters
-  // cannot be read from this thread: with the generation moved on, no
-  // frame's counters match and counter metrics leave these instances out,
-  // as they do an instance whose events changed while it was open.
+// The end of every open instance, as at an exit: the calling thread's
+// (`self`, may be null) and then every other thread's, which the caller
+// has quiesced (none of them touches its frames or writes its ring until
+// it parks or the process ends). Then the simulator's last results, the
+// records kept aside (`wait_for_room`: the tool is given time to make room
+// for them; else they are counted as discarded) and every ring head.
+void end_every_instance(ThreadState* self, bool wait_for_room) {
+  close_open_instances(self);
+  // The other threads' instances lived up to here. Measured (time,
+  // simulated cache events) as if their exits ran, then in their traces.
+  // Their counters cannot be read from this thread: with the generation
+  // moved on, no frame's counters match and counter metrics leave these
+  // instances out, as they do an instance whose events changed while it
+  // was open.
   for_each_thread([](ThreadState* other) {
     // A thread parked at a stop (the world was stopped for the tool when a
-    // thread called exit(), or a signal came) ends its instances where it
-    // parked: the stop is not the program's time.
+    // thread called exit(), a signal came or the tool ended the program)
+    // ends its instances where it parked: the stop is not the program's
+    // time.
     const uint64_t parked = other->parked_since.load(std::memory_order_relaxed);
     const uint64_t now = parked ? parked : ticks();
     if (other->depth > 0) {
@@ -1072,11 +1080,23 @@ bool end_monitoring(StopReason reason) {
   cache_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.
-  for_each_thread(trace_flush_stash);
+  for_each_thread(wait_for_room ? trace_flush_stash : trace_discard_stash);
   // The records written since the quiesce (the exits above, values), and
   // any stash moved just now, become visible before the state says the
   // end: a thread publishes its head only every 16 records.
   for_each_thread(trace_publish_head);
+}
+
+bool end_monitoring(StopReason reason) {
+  std::lock_guard<std::mutex> lock(g.control_mutex);
+  uint32_t m = g.mode.load();
+  if (m != kRunning && m != kStopped) return false;
+  if (!g.published) publish_once();
+  g.mode.store(kFinished, std::memory_order_seq_cst);
+  arm_all(0);  // under the registry lock: a module may be registering its regions
+  ThreadState* ts = current_thread_state();
+  quiesce(ts);
+  end_every_instance(ts, true);
   if (reason == StopReason::kExec && g.view.base) sync::store(app().end_ticks, ticks());
   if (reason == StopReason::kSignal && g.view.base) sync::store(app().end_signal, g_end_signal);
   publish_state(AppState::kTerminated, reason, -1, false);

@@ -1195,6 +1195,42 @@ static void test_signal_while_stopped_leaves_the_stop_out(void **state)
     if (!(t >= 2 * kMs && t < 150 * kMs)) fail_msg("main took %.1f ms, expected 2 to 150", t / kMs);
 }
 
+/* MRI_Application_Finish() ends the program as at an exit, then at once:
+ * main's instance, open, is measured up to the end; while the program is
+ * stopped for the tool (300 ms at a breakpoint), up to where it parked. */
+static void finished_by_the_tool(int stopped)
+{
+    load("steps", "100000", "2", NULL);
+    MRI_Request_ID main_count = aggregate(MRI_NUMBER_OF_INSTANCES, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    if (!stopped) assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(300 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    MRI_Application_Status_Info info;
+    assert_int_equal(MRI_Get_Application_Status(&info), MRI_OK);
+    assert_int_equal(info.status, MRI_APPLICATION_TERMINATED);
+    assert_int_equal(info.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    assert_int_equal((long)agg_total(main_count), 1);
+    const double t = agg_total(main_time);
+    if (stopped && !(t >= 2 * kMs && t < 150 * kMs)) fail_msg("main took %.1f ms, expected 2 to 150", t / kMs);
+    if (!stopped && !(t >= 300 * kMs)) fail_msg("main took %.1f ms, expected 300 or more", t / kMs);
+}
+
+static void test_finish_measures_the_open_instances(void **state)
+{
+    (void)state;
+    finished_by_the_tool(0);
+}
+
+static void test_finish_while_stopped_leaves_the_stop_out(void **state)
+{
+    (void)state;
+    finished_by_the_tool(1);
+}
+
 /* An exit without an enter is ignored, also when it is the breakpoint's:
  * three stray exits of "step", then one step, stop once. */
 static void test_stray_exit_is_no_breakpoint(void **state)
@@ -1317,6 +1353,8 @@ int main(void)
         cmocka_unit_test_teardown(test_interrupt_is_caught, teardown),
         cmocka_unit_test_teardown(test_sigkill_ends_at_once, teardown),
         cmocka_unit_test_teardown(test_signal_while_stopped_leaves_the_stop_out, teardown),
+        cmocka_unit_test_teardown(test_finish_measures_the_open_instances, teardown),
+        cmocka_unit_test_teardown(test_finish_while_stopped_leaves_the_stop_out, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
