@@ -651,13 +651,21 @@ bool program_threads_gone(pid_t control_tid) {
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
 std::atomic<int> g_termination_signal{0};
 
+// The default action back (sigaction: async-signal-safe, signal() is not).
+void default_action(int sig) {
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  sigemptyset(&action.sa_mask);
+  sigaction(sig, &action, nullptr);
+}
+
 void on_termination_signal(int sig) {
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   int none = 0;
   if ((m == kRunning || m == kStopped) && g_termination_signal.compare_exchange_strong(none, sig)) return;
   if (none != 0) return;  // one is on its way already: the process dies of that one
   const int saved = errno;
-  signal(sig, SIG_DFL);
+  default_action(sig);
   raise(sig);  // delivered when the handler returns (blocked meanwhile)
   errno = saved;
 }
@@ -679,7 +687,7 @@ void catch_termination_signals() {
 void end_for_signal(int sig) {
   g_end_signal = uint32_t(sig);
   end_monitoring(StopReason::kSignal);
-  signal(sig, SIG_DFL);
+  default_action(sig);
   kill(getpid(), sig);  // a program thread takes it (this one blocks every signal)
 }
 

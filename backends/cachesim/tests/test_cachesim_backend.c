@@ -207,6 +207,34 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* The tool ends the program in the middle of its sweeps
+ * (MRI_Application_Finish): "main", still open, is ended as at an exit,
+ * with the simulated events of A up to then (every line of A missed L1 in
+ * the first sweep). Before, it counted nothing. (Its time is requested
+ * too: the end walks the measured instances, and an instance of a region
+ * with cache requests only is not one of them: it stays uncounted.) */
+static void test_finish_ends_the_open_instances(void **state)
+{
+    (void)state;
+    load_app("1000000", "1");
+    const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
+    const MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
+    const MRI_Request_ID sweeps = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    MRI_Region_Spec sweep = region("sweep");
+    assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(20 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    assert_true(thread_value(in_main, 0) >= kLinesA);
+    assert_true(thread_value(in_main, 0) >= thread_value(sweeps, 0));
+    assert_int_equal(agg_data(in_main)->element[0].count, 1);
+    assert_true(agg_data(main_time)->element[0].value >= 20 * 1e6); /* ns: the 20 ms it ran at least */
+}
+
 /* Hits plus misses of writes to data structure `ds` in "fill", thread 0
  * (every store counts once, whether the memory was still cached or not). */
 static MRI_Request_ID fill_writes[2];
@@ -846,6 +874,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_data_structures_published, teardown),
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
+        cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
