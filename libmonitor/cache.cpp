@@ -532,7 +532,7 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
 // Monitor work timed in place goes onto the thread's overhead clock
 // (compensation: every instance open meanwhile has it removed).
 static inline void charge_overhead(ThreadState* ts, uint64_t since, uint64_t extra = 0) {
-  ts->overhead_clock += ((ticks() - since) << kOverheadFracBits) + extra;
+  ts->overhead_clock.fetch_add(((ticks() - since) << kOverheadFracBits) + extra, std::memory_order_relaxed);
 }
 
 void cache_data_ended(uint32_t record) {

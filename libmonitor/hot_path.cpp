@@ -49,7 +49,7 @@ ThreadState* register_thread() {
   }
   auto* ts = new ThreadState;
   ts->index = index;
-  ts->overhead_clock = initial_overhead_clock();  // threads.cpp: the creator's
+  ts->overhead_clock.store(initial_overhead_clock(), std::memory_order_relaxed);  // threads.cpp: the creator's
   ts->open.assign(g.view.g.max_regions, 0);  // regions can be published later
   // Visible to the quiescer before this thread can set in_slow.
   g.threads[index].store(ts, std::memory_order_release);
@@ -485,13 +485,14 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
 
 uint64_t thread_overhead_clock() {
   ThreadState* ts = t_state;
-  return ts && ts != &g_unmonitored ? ts->overhead_clock : overhead_clock_before_state();
+  return ts && ts != &g_unmonitored ? ts->overhead_clock.load(std::memory_order_relaxed)
+                                     : overhead_clock_before_state();
 }
 
 void add_thread_overhead(uint64_t fixed) {
   ThreadState* ts = t_state;
   if (ts && ts != &g_unmonitored)
-    ts->overhead_clock += fixed;
+    ts->overhead_clock.fetch_add(fixed, std::memory_order_relaxed);
   else
     add_overhead_before_state(fixed);
 }
@@ -549,7 +550,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.region = int32_t(id);
       f.profiled = g.plan[id].n_prof > 0;
       f.child = 0;
-      f.overhead_mark = ts->overhead_clock;
+      f.overhead_mark = ts->overhead_clock.load(std::memory_order_relaxed);
       f.child_overhead = 0;
       f.unwound = 0;
       f.instance_mark = ts->profiled_exits;
@@ -594,8 +595,9 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   // instance's interval holds the monitor's own part of its enter and exit
   // plus what each monitored descendant added (the clock's advance since
   // the enter); every enclosing instance gets this instance's whole pair.
-  const uint64_t own_overhead = ts->overhead_clock - f.overhead_mark + p.overhead_own;
-  ts->overhead_clock += p.overhead_pair;
+  const uint64_t clock = ts->overhead_clock.load(std::memory_order_relaxed);
+  const uint64_t own_overhead = clock - f.overhead_mark + p.overhead_own;
+  ts->overhead_clock.store(clock + p.overhead_pair, std::memory_order_relaxed);
   // Rounded to the nearest tick, not truncated: truncation left half a
   // tick per instance in every compensated value (2% of a parent's
   // compensated time over 20,000 short children, tests/capi/test_compensation.c).

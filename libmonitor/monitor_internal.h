@@ -116,7 +116,11 @@ struct alignas(64) ThreadState {
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
   // The monitor's overhead this thread has spent in measured instances so
   // far (fixed point, kOverheadFracBits): advanced at every measured exit.
-  uint64_t overhead_clock = 0;
+  // Atomic (relaxed: plain moves on x86): the thread also advances it
+  // outside the monitor (simulating its references before an exit, the
+  // wait at a join), while an end of monitoring may be ending its open
+  // instances from another thread.
+  std::atomic<uint64_t> overhead_clock{0};
   uint32_t profiled_exits = 0;  // instances of profiled regions ended so far (mod 2^32)
   // This thread's profile and callpath rows, per slice ([region], [edge]).
   // Set when the thread is published; the start-up calibration points its

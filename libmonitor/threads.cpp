@@ -103,7 +103,7 @@ uint64_t overhead_clock_before_state() { return inherited(false) + t_joined_befo
 void add_overhead_before_state(uint64_t fixed) { t_joined_before_state += fixed; }
 
 void thread_ended(const ThreadState* ts) {
-  const End end{ticks(), ts->overhead_clock, g.tsc};
+  const End end{ticks(), ts->overhead_clock.load(std::memory_order_relaxed), g.tsc};
   if (!joinable_self()) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
