@@ -39,7 +39,6 @@ using proto::StopReason;
 
 constexpr long kControlPollNs = 10'000'000;  // tool liveness check period: 10 ms
 constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
-uint32_t g_end_signal = 0;  // the termination signal monitoring ended for (end_for_signal)
 // Set when the tool ends the program (Command::kTerminate), before the
 // world is quiesced: a thread that ends after that leaves its frames to
 // the control thread, which is ending them.
@@ -649,7 +648,7 @@ bool program_threads_gone(pid_t control_tid) {
 // action at once. SIGKILL, and signals whose default action is a core
 // dump (SIGSEGV, SIGABRT, SIGQUIT), are left alone.
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
-std::atomic<int> g_termination_signal{0};
+std::atomic<int> g_termination_signal{0};  // the first one caught; monitoring ends for it
 
 // The default action back (sigaction: async-signal-safe, signal() is not).
 void default_action(int sig) {
@@ -685,7 +684,6 @@ void catch_termination_signals() {
 
 // The control thread's part: end monitoring for the signal, then die of it.
 void end_for_signal(int sig) {
-  g_end_signal = uint32_t(sig);
   end_monitoring(StopReason::kSignal);
   default_action(sig);
   kill(getpid(), sig);  // a program thread takes it (this one blocks every signal)
@@ -1106,7 +1104,7 @@ bool end_monitoring(StopReason reason) {
   quiesce(ts);
   end_every_instance(ts, true);
   if (reason == StopReason::kExec && g.view.base) sync::store(app().end_ticks, ticks());
-  if (reason == StopReason::kSignal && g.view.base) sync::store(app().end_signal, g_end_signal);
+  if (reason == StopReason::kSignal && g.view.base) sync::store(app().end_signal, uint32_t(g_termination_signal.load()));
   publish_state(AppState::kTerminated, reason, -1, false);
   mri::sync::bump(g.run_generation);
   mri::sync::futex_wake_private(&g.run_generation);
