@@ -222,9 +222,10 @@ class Hierarchy {
   // validate_config()'s message when the config is not usable, or to
   // split_reason()'s when it cannot be split by `split_modulus`. Split (a
   // modulus of 2 or more), each part is a hierarchy of its own that sees
-  // only its lines (and allocates the whole config's tag arrays); every
-  // count and monitor result is the sum over the two parts, and equals
-  // that of an unsplit hierarchy exactly (tests/test_parts.cpp).
+  // only its lines (a level with at least 1 MiB of tags has one array that
+  // both parts use, each only its own sets; a smaller one a copy per part);
+  // every count and monitor result is the sum over the two parts, and
+  // equals that of an unsplit hierarchy exactly (tests/test_parts.cpp).
   // Deferred (a modulus of 2 or more and `deferred`): built with its two
   // parts but not split yet: part 0 simulates every line (split_mask() is
   // 0, simulate() runs it alone) until split() divides the lines by
@@ -254,8 +255,9 @@ class Hierarchy {
   uint64_t split_mask() const;   // split modulus - 1; 0 until a deferred split happens
   uint64_t planned_split_mask() const;  // the mask split() sets, or split_mask() when not deferred
   bool deferred() const;                // created deferred: split() and unsplit() apply
-  // A deferred hierarchy: splits it now (part 1 takes a copy of the cache
-  // state, so the counts stay those of one hierarchy) and returns true; on
+  // A deferred hierarchy: splits it now (part 1 takes a copy of the small
+  // levels' state and works in the large ones' shared arrays, so the counts
+  // stay those of one hierarchy) and returns true; on
   // any other, or when split already, false. unsplit() the other way (part
   // 0 takes part 1's lines back). Any number of times, at any point of the
   // stream; both take both parts' mutexes.

@@ -62,6 +62,18 @@ struct RawCounters {
   uint64_t invalidations = 0;
 };
 
+// The two parts of a split hierarchy touch disjoint sets (split_reason),
+// so they can keep them in one array. A level whose tags take at least
+// this much has one array, part 0's, that part 1 borrows: split() and
+// unsplit() then copy nothing of it, and it is allocated once. (A 480 MiB
+// L3, as hwloc reports one on a Zen 5 guest, has 60 MiB of tags a core:
+// copying them at every split and join cost 10-40 ms, more than the
+// automatic split's trials could gain.) Smaller levels keep a copy each:
+// their sets are hit all the time, and neighbouring sets of the two parts
+// would share host cache lines wherever a set is not a whole number of
+// them (12 ways: 96 bytes).
+constexpr size_t kBorrowTagBytes = size_t{1} << 20;
+
 // One level with all its instances.
 struct Cache {
   uint32_t line_shift = 0;  // log2(line bytes)
@@ -73,11 +85,14 @@ struct Cache {
   bool write_allocate = true;
   uint32_t cores_per_instance = 1;
   uint32_t instances = 1;
-  std::vector<uint64_t> tags;        // with up to 7 words of padding before `first`
+  std::vector<uint64_t> tags;        // with up to 7 words of padding before `first`; empty when borrowed
   uint64_t* first = nullptr;         // the first set, aligned to 64 bytes: an 8-way set is one host cache line
   std::vector<uint64_t*> core_base;  // [core]: the tags of the core's instance
+  bool borrowed = false;             // `first` is part 0's (kBorrowTagBytes)
 
-  void init(const LevelConfig& l, uint32_t cores) {
+  // `lend`: part 0's instance of this level, whose tags this one (part 1's)
+  // uses when they are large (kBorrowTagBytes); null: tags of its own.
+  void init(const LevelConfig& l, uint32_t cores, const Cache* lend = nullptr) {
     line_shift = uint32_t(std::countr_zero(l.line_bytes));
     sets = l.size_bytes / (uint64_t(l.line_bytes) * l.ways);
     set_mask = sets - 1;
@@ -87,9 +102,14 @@ struct Cache {
     write_allocate = l.write_allocate;
     cores_per_instance = l.shared_by == 0 ? cores : l.shared_by;
     instances = cores / cores_per_instance;
-    tags.assign(size_t(instances) * sets * ways + 7, kInvalid);
-    const uintptr_t at = reinterpret_cast<uintptr_t>(tags.data());
-    first = tags.data() + ((64 - at % 64) % 64) / sizeof(uint64_t);
+    borrowed = lend && size_t(instances) * sets * ways * sizeof(uint64_t) >= kBorrowTagBytes;
+    if (borrowed) {
+      first = lend->first;
+    } else {
+      tags.assign(size_t(instances) * sets * ways + 7, kInvalid);
+      const uintptr_t at = reinterpret_cast<uintptr_t>(tags.data());
+      first = tags.data() + ((64 - at % 64) % 64) / sizeof(uint64_t);
+    }
     core_base.resize(cores);
     for (uint32_t core = 0; core < cores; ++core) core_base[core] = instance_base(instance_of(core));
   }
@@ -301,14 +321,15 @@ struct Hierarchy::Impl {
 
   RawCounters& raw(uint32_t core, uint32_t level) { return counters[size_t(core) * (nlevels + 1) + level]; }
 
-  void init(const HierarchyConfig& c) {
+  // `lend`: part 0, whose large tag arrays this part (1) uses (kBorrowTagBytes).
+  void init(const HierarchyConfig& c, const Impl* lend = nullptr) {
     config = c;
     cores = c.cores;
     nlevels = uint32_t(c.levels.size());
     data.resize(nlevels);
-    for (uint32_t i = 0; i < nlevels; ++i) data[i].init(c.levels[i], cores);
+    for (uint32_t i = 0; i < nlevels; ++i) data[i].init(c.levels[i], cores, lend ? &lend->data[i] : nullptr);
     has_icache = c.instruction_l1.has_value();
-    if (has_icache) icache.init(*c.instruction_l1, cores);
+    if (has_icache) icache.init(*c.instruction_l1, cores, lend ? &lend->icache : nullptr);
     first_single = nlevels;
     for (uint32_t i = 0; i < nlevels; ++i)
       if (data[i].instances == 1) {
@@ -1000,7 +1021,7 @@ std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std:
   try {
     for (uint32_t p = 0; p < parts; ++p) {
       engines.push_back(std::make_unique<Impl>());
-      engines.back()->init(config);
+      engines.back()->init(config, p > 0 ? engines.front().get() : nullptr);
       engines.back()->split_mask = now;
       engines.back()->part = p;
     }
@@ -1008,8 +1029,10 @@ std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std:
     // A valid configuration can still be too large for this machine
     // (validate_config allows sizes up to 1 TiB a level).
     if (error)
-      *error = "cannot allocate the simulated caches: " + std::to_string(tag_bytes(config) * parts) +
-               " bytes of tags" + (parts > 1 ? " (two parts)" : "");
+      // Part 1 borrows part 0's large arrays (kBorrowTagBytes): its own
+      // are under 1 MiB each.
+      *error = "cannot allocate the simulated caches: " + std::to_string(tag_bytes(config)) + " bytes of tags" +
+               (parts > 1 ? " (and the second part's copies of the small levels)" : "");
     return nullptr;
   }
   return std::unique_ptr<Hierarchy>(new Hierarchy(std::move(engines), now, parts > 1 && deferred ? mask : 0));
@@ -1102,7 +1125,7 @@ bool Hierarchy::split() {
   // from now on each part touches only its own sets (split_reason: a set
   // holds lines of one part).
   auto copy = [](const Cache& a, Cache& b) {
-    std::copy(a.first, a.first + size_t(a.instances) * a.sets * a.ways, b.first);
+    if (!b.borrowed) std::copy(a.first, a.first + size_t(a.instances) * a.sets * a.ways, b.first);
   };
   for (uint32_t i = 0; i < from.nlevels; ++i) copy(from.data[i], to.data[i]);
   if (from.has_icache) copy(from.icache, to.icache);
@@ -1120,6 +1143,7 @@ bool Hierarchy::unsplit() {
   // Part 1's sets back into part 0; its counters and monitor counts stay
   // where they are (readers sum over both parts).
   auto merge = [&](const Cache& a, Cache& b) {
+    if (a.borrowed) return;  // one array: part 1's sets are there already
     for (uint32_t instance = 0; instance < a.instances; ++instance)
       for (uint64_t set = 0; set < a.sets; ++set)
         if (set & deferred_mask_) {

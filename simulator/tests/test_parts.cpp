@@ -355,6 +355,16 @@ TEST(Parts, SumOfPartsEqualsOneHierarchy) {
   expect_split_exact("L1:2K,4,64,fifo,wt,nwa;L2:16K,8,64,shared;cores=2");
 }
 
+// Levels with 1 MiB of tags or more have one array that both parts use
+// (hierarchy.cpp, kBorrowTagBytes): split() copies nothing of them, and
+// each part works in its own sets of it. An L3 of 8 MiB (1 MiB of tags),
+// shared and private, with the small levels kept per part.
+TEST(Parts, LargeLevelsOneArrayForBothParts) {
+  expect_split_exact("L1:2K,4,64;L2:8K,8,64;L3:8M,16,64,shared;I1:1K,2,64;cores=2");
+  expect_split_exact("L1:2K,4,64;L2:8K,8,64;L3:8M,16,64;cores=2");
+  expect_split_exact("L1:2K,4,64;L2:16M,16,64;cores=2");
+}
+
 // A part out of range simulates nothing; part 0 gets the lines that are 0
 // modulo the split modulus.
 TEST(Parts, PartsAndTheirLines) {
