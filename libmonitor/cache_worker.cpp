@@ -55,6 +55,13 @@ constexpr size_t kChunkRefs = 4096;
 // workloads of bench/compensation and the matrix multiplies ran 5-12%
 // slower there (docs/PERFORMANCE.md, "A noisy host").
 constexpr int kSpins = 20000;
+// A spinner yields its CPU every so many pauses (about 10 us; a yield
+// costs 1.2 us on the Zen 5 guest): the scheduler sometimes puts the
+// program's thread and the simulation thread on one CPU for a while, and
+// then each spin kept the other side off it (windows of the matrix
+// multiplies at 25-30 ns a reference instead of 2-6, for milliseconds;
+// docs/PERFORMANCE.md, "Splits without copies").
+constexpr int kYieldEvery = 512;
 
 struct Chunk {
   sim::Hierarchy* h = nullptr;
@@ -128,6 +135,7 @@ void wait_for(std::mutex& mu, std::condition_variable& cv, std::atomic<uint32_t>
   for (int i = 0; i < spins; ++i) {
     if (done()) return;
     pause();
+    if (i % kYieldEvery == kYieldEvery - 1) sched_yield();
   }
   std::unique_lock<std::mutex> lock(mu);
   sleepers.fetch_add(1);
