@@ -92,6 +92,7 @@ struct TargetThread {
   std::vector<int> monitors;     // one per piece (or one for every address)
   std::vector<uint64_t> starts;  // aggregate: totals at the enter of each open instance
   std::vector<OpenInstance> open;  // profile: the open instances, innermost last
+  std::vector<uint32_t> regions;   // trace: the region of each entry of `starts`
   uint32_t depth = 0;            // open instances of the target's regions (trace: of its requested regions)
 };
 
@@ -572,6 +573,7 @@ void cache_enter(ThreadState* ts, uint32_t region) {
       if (root && tt.depth++ == 0)
         for (int id : tt.monitors) h->set_monitor_enabled(id, true);
       tt.starts.push_back(tt.depth ? total(h, tt) : kNotTraced);
+      tt.regions.push_back(region);
       continue;
     }
     if (tt.depth++ == 0)
@@ -586,15 +588,17 @@ void cache_enter(ThreadState* ts, uint32_t region) {
 
 namespace {
 
-// A trace target's instance ends: its value record (outside the thread's
-// sequence lock: the append may wait for the tool, like trace_values in
-// hot_path.cpp).
-void trace_instance_exit(sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region) {
+// A trace target's instance ends at `now`: its value record (outside the
+// thread's sequence lock: the append may wait for the tool, like
+// trace_values in hot_path.cpp).
+void trace_instance_exit(sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region,
+                         uint64_t now) {
   if (tt.starts.empty()) return;  // entered before the request was in place
   const uint64_t start = tt.starts.back();
   tt.starts.pop_back();
+  if (!tt.regions.empty()) tt.regions.pop_back();
   if (start != kNotTraced)
-    trace_append(ts, ticks(), total(h, tt) - start, region, proto::TraceKind::kValue, uint16_t(t.slot));
+    trace_append(ts, now, total(h, tt) - start, region, proto::TraceKind::kValue, uint16_t(t.slot));
   const bool root = region < t.root.size() && t.root[region];
   if (root && tt.depth > 0 && --tt.depth == 0)
     for (int id : tt.monitors) h->set_monitor_enabled(id, false);
@@ -620,7 +624,62 @@ void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, Tar
   seq_end(ts->seq);
 }
 
+// An aggregate target's innermost instance ends: its value in the row.
+void aggregate_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt) {
+  if (tt.starts.empty()) return;
+  const uint64_t value = total(h, tt) - tt.starts.back();
+  tt.starts.pop_back();
+  proto::AggregateSlot* s = ts->agg_row + t.slot;
+  seq_begin(ts->seq);
+  // Event counts: nothing to compensate, the comp_ fields equal the raw ones.
+  if (~value > s->not_min) s->not_min = s->not_comp_min = ~value;
+  if (value > s->max) s->max = s->comp_max = value;
+  s->sum += value;
+  s->comp_sum += value;
+  s->count += 1;
+  seq_end(ts->seq);
+}
+
+// The last open instance of a (non-trace) target ends: its monitors stop
+// counting, and a histogram's counts go to the thread's row.
+void last_instance_ended(sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, const Target& t, TargetThread& tt) {
+  for (int id : tt.monitors) h->set_monitor_enabled(id, false);
+  if (t.histogram) write_histogram(h, ts, ct, t, tt);
+}
+
 }  // namespace
+
+void cache_end_open(ThreadState* ts, uint64_t now, bool own_thread) {
+  sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
+  if (!h || !g_threads || !g_targets || ts->index >= g_threads->size()) return;
+  CacheThread* ct = (*g_threads)[ts->index];
+  if (!ct) return;
+  bool open = false;
+  for (const TargetThread& tt : ct->targets) open |= tt.depth > 0 || !tt.starts.empty();
+  if (!open) return;
+  // The references the calling thread made inside them, not yet handed
+  // over, are theirs; another thread's buffer cannot be reached from here.
+  if (own_thread) cache_flush_references();
+  cache_drain();
+  for (size_t i = 0; i < ct->targets.size() && i < g_targets->size(); ++i) {
+    const Target& t = (*g_targets)[i];
+    TargetThread& tt = ct->targets[i];
+    if (t.trace) {
+      // Innermost first, as their exits would have come.
+      while (!tt.starts.empty())
+        trace_instance_exit(h, ts, t, tt, tt.regions.empty() ? 0 : tt.regions.back(), now);
+      continue;
+    }
+    if (tt.depth == 0) continue;
+    if (t.profile) {
+      while (!tt.open.empty()) profile_exit(h, ts, t, tt, tt.open.back().region);
+    } else if (!t.histogram) {
+      while (!tt.starts.empty()) aggregate_exit(h, ts, t, tt);
+    }
+    tt.depth = 0;
+    last_instance_ended(h, ts, ct, t, tt);
+  }
+}
 
 void cache_exit(ThreadState* ts, uint32_t region) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
@@ -635,30 +694,15 @@ void cache_exit(ThreadState* ts, uint32_t region) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
     if (t.trace) {
-      if (traced(t, ts->index)) trace_instance_exit(h, ts, t, tt, region);
+      if (traced(t, ts->index)) trace_instance_exit(h, ts, t, tt, region, ticks());
       continue;
     }
     if (tt.depth == 0) continue;  // entered before the request was in place
-    if (t.profile) {
+    if (t.profile)
       profile_exit(h, ts, t, tt, region);
-    } else if (!t.histogram && !tt.starts.empty()) {
-      const uint64_t now = total(h, tt);
-      const uint64_t value = now - tt.starts.back();
-      tt.starts.pop_back();
-      proto::AggregateSlot* s = ts->agg_row + t.slot;
-      seq_begin(ts->seq);
-      // Event counts: nothing to compensate, the comp_ fields equal the raw ones.
-      if (~value > s->not_min) s->not_min = s->not_comp_min = ~value;
-      if (value > s->max) s->max = s->comp_max = value;
-      s->sum += value;
-      s->comp_sum += value;
-      s->count += 1;
-      seq_end(ts->seq);
-    }
-    if (--tt.depth == 0) {
-      for (int id : tt.monitors) h->set_monitor_enabled(id, false);
-      if (t.histogram) write_histogram(h, ts, ct, t, tt);
-    }
+    else if (!t.histogram)
+      aggregate_exit(h, ts, t, tt);
+    if (--tt.depth == 0) last_instance_ended(h, ts, ct, t, tt);
   }
   charge_overhead(ts, t0);
 }

@@ -49,6 +49,13 @@ __attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
 // stops counting for good (its memory may hold another data structure next).
 // Needs registry_mutex held.
 void cache_data_ended(uint32_t record);
+// The end of monitoring (session.cpp, end_every_instance) or of a thread
+// inside regions: every instance of `ts`'s still open for a cache request
+// ends at `now`, innermost first per request, as if its exit ran (values,
+// profile rows, histogram rows, trace value records), whether or not its
+// region has a frame. own_thread: `ts` is the calling thread, whose
+// buffered references are simulated first. Other threads quiesced.
+void cache_end_open(ThreadState* ts, uint64_t now, bool own_thread);
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
 void cache_finish();

@@ -714,15 +714,21 @@ namespace mri::monitor {
 // record (trace_close_open), measured or only traced.
 // The caller has quiesced the other threads.
 void close_open_instances(ThreadState* ts) {
-  if (!ts || ts == &g_unmonitored || (ts->depth == 0 && ts->trace_open_depth == 0)) return;
+  // (Instances open only for cache requests have no frame: depth 0 does
+  // not mean nothing is open.)
+  if (!ts || ts == &g_unmonitored) return;
   ts->in_slow.store(1, std::memory_order_relaxed);  // a signal handler's annotated code is not monitored meanwhile
   const uint64_t now = ticks();
-  measure_open_instances(ts, now);
+  measure_open_instances(ts, now, true);
   trace_close_open(ts, now);
   leave(ts);
 }
 
-void measure_open_instances(ThreadState* ts, uint64_t now) {
+void measure_open_instances(ThreadState* ts, uint64_t now, bool flush_references) {
+  // Cache requests' instances first, each request's innermost first (its
+  // regions may have frames or not); the frames' cache_exit then finds
+  // them ended.
+  cache_end_open(ts, now, flush_references);
   if (ts->overflow > 0 && ts->depth == kMaxDepth) reveal_top_frame(ts);
   ts->overflow = 0;  // the instances beyond the stack end unmeasured
   while (ts->depth > 0) {

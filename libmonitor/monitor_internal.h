@@ -385,10 +385,12 @@ ThreadState* current_thread_state();
 void close_open_instances(ThreadState* ts);
 // Ends a thread's measured instances still open at `now`, innermost
 // first, as if their exits ran (profiles, aggregates, simulated cache
-// events; no trace records): the calling thread's at its end and at the
-// end of monitoring, then every other thread's, quiescent. The caller is
-// inside the monitor (in_slow set).
-void measure_open_instances(ThreadState* ts, uint64_t now);
+// events with their value records, no other trace records): the calling
+// thread's at its end and at the end of monitoring, then every other
+// thread's, quiescent. The caller is inside the monitor (in_slow set).
+// flush_references: `ts` is the calling thread and may simulate the
+// references it has buffered first (cache_end_open).
+void measure_open_instances(ThreadState* ts, uint64_t now, bool flush_references = false);
 // Writes the exit records (kTraceExitSynthetic, at `now`) of the thread's
 // traced instances still open, innermost first: at the thread's end, by
 // the thread; at the end of monitoring, for every thread while they are

@@ -1077,10 +1077,8 @@ void end_every_instance(ThreadState* self, bool wait_for_room) {
     // time.
     const uint64_t parked = other->parked_since.load(std::memory_order_relaxed);
     const uint64_t now = parked ? parked : ticks();
-    if (other->depth > 0) {
-      other->events_generation += 1;
-      measure_open_instances(other, now);
-    }
+    if (other->depth > 0) other->events_generation += 1;
+    measure_open_instances(other, now);  // also instances of cache requests, which have no frame
     trace_close_open(other, now);
   });
   cache_finish();

@@ -211,8 +211,8 @@ static void test_restricted_aggregates(void **state)
  * (MRI_Application_Finish): "main", still open, is ended as at an exit,
  * with the simulated events of A up to then (every line of A missed L1 in
  * the first sweep). Before, it counted nothing. (Its time is requested
- * too: the end walks the measured instances, and an instance of a region
- * with cache requests only is not one of them: it stays uncounted.) */
+ * too: the region has a frame; test_finish_ends_cache_only_instances has
+ * none.) */
 static void test_finish_ends_the_open_instances(void **state)
 {
     (void)state;
@@ -233,6 +233,52 @@ static void test_finish_ends_the_open_instances(void **state)
     assert_true(thread_value(in_main, 0) >= thread_value(sweeps, 0));
     assert_int_equal(agg_data(in_main)->element[0].count, 1);
     assert_true(agg_data(main_time)->element[0].value >= 20 * 1e6); /* ns: the 20 ms it ran at least */
+}
+
+static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
+
+/* The same end with cache requests only: "main" and "sweep" have no frame
+ * (no time or counter request), and their open instances still end as at
+ * an exit: the aggregate of main gets its one instance with A's misses up
+ * to then, the histogram over A in main its bins (every line of A missed
+ * in the first sweep), and sweep's aggregate the sweep it was in. Before,
+ * all three stayed empty. */
+static void test_finish_ends_cache_only_instances(void **state)
+{
+    (void)state;
+    load_app("1000000", "1");
+    const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
+    const MRI_Request_ID sweeps = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
+    MRI_Region_Spec r_main = region("main");
+    MRI_Region_Table regions = {&r_main, 1};
+    MRI_Data_Structure_Table variables = {&a, 1};
+    int bins = 4;
+    const MRI_Request_ID hist = MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins);
+    if (hist < 0) fail_msg("histogram: %s", MRI_Get_Error_Message());
+    MRI_Region_Spec sweep = region("sweep");
+    assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(20 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    assert_int_equal(agg_data(in_main)->element[0].count, 1);
+    assert_true(thread_value(in_main, 0) >= kLinesA);
+    assert_true(agg_data(sweeps)->element[0].count >= 1);
+    assert_true(thread_value(in_main, 0) >= thread_value(sweeps, 0));
+    const MRI_Histogram_Request_Results *h = hist_data(hist);
+    assert_int_equal(h->active, 1);
+    assert_int_equal(h->nr_Elements, 4);
+    unsigned long long total = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_true(h->element[i].value >= kLinesA / 4); /* each bin's lines missed in the first sweep */
+        total += h->element[i].value;
+    }
+    assert_true(total == (unsigned long long)thread_value(in_main, 0));
 }
 
 /* Hits plus misses of writes to data structure `ds` in "fill", thread 0
@@ -875,6 +921,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_structures_published, teardown),
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
+        cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
