@@ -421,6 +421,12 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
     return a->type == b->type && a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
 }
 
+static void reset_trace_counts(void)
+{
+    trace_sweep_records = trace_main_records = trace_fill_records = trace_other_records = 0;
+    trace_sweep_sum = trace_main_value = 0;
+}
+
 static void drain_cache_records(void)
 {
     for (MRI_Trace_Element_Spec *r = MRI_Get_First_Trace_Record(); r; r = MRI_Get_Next_Trace_Record()) {
@@ -448,6 +454,7 @@ static void drain_cache_records(void)
 static void test_traces(void **state)
 {
     (void)state;
+    reset_trace_counts();
     load_app("3", "1");
     trace_sweep = region("sweep");
     trace_main = region("main");
@@ -469,6 +476,38 @@ static void test_traces(void **state)
     assert_int_equal(trace_fill_records, 1);
     assert_int_equal(trace_other_records, 0);
     MRI_Register_Call_Back_Function(NULL);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
+/* The tool ends the program inside a sweep (MRI_Application_Finish): the
+ * instances then open, main and the sweep, get their value records at the
+ * end, main's with A's misses up to then (every line of A missed in the
+ * first sweep), and the sweeps' values add up to at most main's. Before,
+ * neither open instance had a record. */
+static void test_trace_values_of_instances_open_at_the_end(void **state)
+{
+    (void)state;
+    reset_trace_counts();
+    load_app("1000000", "1");
+    trace_sweep = region("sweep");
+    trace_main = region("main");
+    trace_fill = region("fill");
+    MRI_Runtime_Information_Spec reads = MRI_LC1_DATA_READ_MISS;
+    MRI_Data_Structure_Spec a = data("A");
+    MRI_Data_Structure_Table only_a = {&a, 1};
+    MRI_Region_Table in_main = {&trace_main, 1};
+    assert_true(MRI_Trace_Request(&reads, &in_main, NULL, &only_a) > 0);
+    assert_int_equal(MRI_Start_Stop(&trace_sweep), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(20 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    drain_cache_records();
+    assert_int_equal(trace_main_records, 1);
+    assert_true(trace_main_value >= kLinesA);
+    assert_true(trace_sweep_records >= 1);
+    assert_true(trace_sweep_sum <= trace_main_value);
+    assert_int_equal(trace_other_records, 0);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
@@ -922,6 +961,7 @@ int main(void)
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
+        cmocka_unit_test_teardown(test_trace_values_of_instances_open_at_the_end, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
