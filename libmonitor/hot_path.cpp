@@ -521,14 +521,17 @@ ThreadState* current_thread_state() {
 using namespace mri::monitor;
 
 extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
+  // Simulated before this enter's timestamps: the references, and the time
+  // spent simulating them, are the enclosing instances'. Before
+  // enter_monitor(), as at an exit: a thread that parks there (a stop)
+  // has handed them over, and an end of monitoring meanwhile, on another
+  // thread, counts them in the instances it ends.
+  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
   const uint32_t id = uint32_t(desc->id);
   if (id >= std::atomic_ref<uint32_t>(g.plan_count).load(std::memory_order_relaxed)) return leave(ts);
-  // Simulated before this enter's timestamps: the references, and the time
-  // spent simulating them, are the enclosing instances'.
-  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
   if (MRI_UNLIKELY(g.plan[id].n_trace)) trace_enter(ts, g.plan[id], id);
   if (g.plan[id].measure) {
     if (MRI_UNLIKELY(ts->depth == kMaxDepth)) {

@@ -48,6 +48,18 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
+ *   mri_cacheapp park PATH
+ *
+ * Registers A; in region "main" starts a thread that enters region
+ * "worker", reads 2048 doubles of an unregistered array, waits until file
+ * PATH exists (no monitored event or recorded reference meanwhile), reads
+ * every double of A (8192 reads, 1024 L1 read misses), removes PATH and
+ * enters region "after"; the main thread, once the worker is inside
+ * "worker", passes region "fresh" (a place to stop) and joins it. A tool
+ * that stops the program at "fresh" and then creates PATH has the worker
+ * park at the enter of "after" with about its last 2048 references (256
+ * of A's misses) still in its buffer (4096 references a batch).
+ *
  *   mri_cacheapp init_exit CODE
  *
  * Registers A, calls Monitor_Init() (waits for the tool's release) and
@@ -88,6 +100,8 @@ MONITOR_REGION(r_fill, MRI_REGION_ROUTINE, "fill");
 MONITOR_REGION(r_fresh, MRI_REGION_BLOCK, "fresh");
 MONITOR_REGION(r_straddle, MRI_REGION_LOOP, "straddle");
 MONITOR_REGION(r_vector, MRI_REGION_LOOP, "vector");
+MONITOR_REGION(r_worker, MRI_REGION_ROUTINE, "worker");
+MONITOR_REGION(r_after, MRI_REGION_BLOCK, "after");
 
 static double A[A_DOUBLES] __attribute__((aligned(64)));
 static int C[16] __attribute__((aligned(64)));
@@ -256,6 +270,56 @@ __attribute__((target("avx"))) static int vector(void)
     return 0;
 }
 
+/* The park mode (see the top). */
+static int worker_in; /* atomic: the worker is inside "worker" */
+static double pad[2048];
+
+/* A static timespec: no store the instrumentation would record. */
+static void pause_1ms(void)
+{
+    static const struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+}
+
+static void *park_worker(void *arg)
+{
+    const char *path = (const char *)arg; /* in a register: the wait records nothing */
+    MONITOR_ENTER(r_worker);
+    __atomic_store_n(&worker_in, 1, __ATOMIC_RELEASE);
+    const volatile double *p = pad;
+    double sum = 0.0;
+    for (int i = 0; i < 2048; i++)
+        sum += p[i];
+    while (access(path, F_OK) != 0)
+        pause_1ms();
+    const volatile double *a = A;
+    for (int i = 0; i < A_DOUBLES; i++)
+        sum += a[i];
+    unlink(path);
+    MONITOR_ENTER(r_after);
+    MONITOR_EXIT(r_after);
+    MONITOR_EXIT(r_worker);
+    return (void *)(long)(sum != 0.0);
+}
+
+static int park(const char *path)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    pthread_t t;
+    if (pthread_create(&t, NULL, park_worker, (void *)path) != 0)
+        return 1;
+    while (!__atomic_load_n(&worker_in, __ATOMIC_ACQUIRE))
+        pause_1ms();
+    MONITOR_ENTER(r_fresh);
+    MONITOR_EXIT(r_fresh);
+    if (pthread_join(t, NULL) != 0)
+        return 1;
+    MONITOR_EXIT(r_main);
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -291,6 +355,8 @@ int main(int argc, char **argv)
         }
         return forks(rounds);
     }
+    if (argc == 3 && strcmp(argv[1], "park") == 0)
+        return park(argv[2]);
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
@@ -303,7 +369,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }

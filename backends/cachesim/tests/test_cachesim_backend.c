@@ -237,6 +237,43 @@ static void test_finish_ends_the_open_instances(void **state)
 
 static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
 
+/* A thread that parks at a region's enter while the program is stopped
+ * has its references up to there simulated first: mri_cacheapp's worker
+ * reads all of A (1024 cold L1 misses) after the stop at "fresh", then
+ * parks at the enter of "after"; the tool then ends the program. Its
+ * "worker" instance, still open, counts all 1024. Before, the enter
+ * flushed the thread's buffer only after the park, and the end (on the
+ * control thread) cannot reach it: the last 4096 references, half of the
+ * misses, were not counted. */
+static void test_thread_parked_at_an_enter_keeps_its_references(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mri_cacheapp_park_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char go[sizeof dir + 8];
+    snprintf(go, sizeof go, "%s/go", dir);
+    char *argv[] = {(char *)cacheapp(), (char *)"park", go, NULL};
+    load_mode(argv);
+    const MRI_Request_ID in_worker = cache_aggregate(MRI_LC1_DATA_READ_MISS, "worker", "A", MRI_SUM);
+    MRI_Region_Spec fresh = region("fresh");
+    assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    FILE *f = fopen(go, "w");
+    assert_non_null(f);
+    fclose(f);
+    /* The worker removes the file after its reads, just before the enter
+     * where it parks. */
+    for (int ms = 0; access(go, F_OK) == 0 && ms < 20000; ms++) usleep(1000);
+    assert_int_not_equal(access(go, F_OK), 0);
+    usleep(100 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
+    MRI_Aggregate_Request_Results *r = agg_data(in_worker);
+    for (int i = 0; i < r->nr_Elements; i++)
+        if (r->element[i].active_object.id == 1) assert_int_equal(r->element[i].count, 1);
+    rmdir(dir);
+}
+
 /* The same end with cache requests only: "main" and "sweep" have no frame
  * (no time or counter request), and their open instances still end as at
  * an exit: the aggregate of main gets its one instance with A's misses up
@@ -962,6 +999,7 @@ int main(void)
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
         cmocka_unit_test_teardown(test_trace_values_of_instances_open_at_the_end, teardown),
+        cmocka_unit_test_teardown(test_thread_parked_at_an_enter_keeps_its_references, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
         cmocka_unit_test_teardown(test_histogram_of_overlapping_data_structures, teardown),
