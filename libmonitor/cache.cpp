@@ -719,6 +719,8 @@ void cache_after_fork() {
   g.cache_recording.store(false, std::memory_order_relaxed);
 }
 
+void cache_stop_recording() { set_recording(false); }
+
 void cache_finish() {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   if (!b) return;

@@ -1063,6 +1063,7 @@ int register_region_locked(Monitor_Region_Descriptor* d) {
 // records kept aside (`wait_for_room`: the tool is given time to make room
 // for them; else they are counted as discarded) and every ring head.
 void end_every_instance(ThreadState* self, bool wait_for_room) {
+  cache_stop_recording();  // the counts read below are of one moment
   close_open_instances(self);
   // The other threads' instances lived up to here. Measured (time,
   // simulated cache events) as if their exits ran, then in their traces.
