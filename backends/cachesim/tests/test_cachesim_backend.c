@@ -207,6 +207,22 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* Runs the loaded sweep program to the end of its first "sweep", lets it
+ * run 20 ms more, and ends it there (MRI_Application_Finish): the sweep it
+ * is in and main are open. */
+static void finish_inside_a_sweep(void)
+{
+    MRI_Region_Spec sweep = region("sweep");
+    assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    usleep(20 * 1000);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+}
+
 /* The tool ends the program in the middle of its sweeps
  * (MRI_Application_Finish): "main", still open, is ended as at an exit,
  * with the simulated events of A up to then (every line of A missed L1 in
@@ -220,15 +236,7 @@ static void test_finish_ends_the_open_instances(void **state)
     const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
     const MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
     const MRI_Request_ID sweeps = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
-    MRI_Region_Spec sweep = region("sweep");
-    assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    assert_int_equal(MRI_Start(), MRI_OK);
-    usleep(20 * 1000);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
-    MRI_Application_Status_Info st;
-    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    finish_inside_a_sweep();
     assert_true(thread_value(in_main, 0) >= kLinesA);
     assert_true(thread_value(in_main, 0) >= thread_value(sweeps, 0));
     assert_int_equal(agg_data(in_main)->element[0].count, 1);
@@ -294,15 +302,7 @@ static void test_finish_ends_cache_only_instances(void **state)
     int bins = 4;
     const MRI_Request_ID hist = MRI_Histogram_Request(&ri, &regions, NULL, &variables, &bins);
     if (hist < 0) fail_msg("histogram: %s", MRI_Get_Error_Message());
-    MRI_Region_Spec sweep = region("sweep");
-    assert_int_equal(MRI_Start_Stop(&sweep), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    assert_int_equal(MRI_Start(), MRI_OK);
-    usleep(20 * 1000);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
-    MRI_Application_Status_Info st;
-    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    finish_inside_a_sweep();
     assert_int_equal(agg_data(in_main)->element[0].count, 1);
     assert_true(thread_value(in_main, 0) >= kLinesA);
     assert_true(agg_data(sweeps)->element[0].count >= 1);
@@ -534,11 +534,7 @@ static void test_trace_values_of_instances_open_at_the_end(void **state)
     MRI_Data_Structure_Table only_a = {&a, 1};
     MRI_Region_Table in_main = {&trace_main, 1};
     assert_true(MRI_Trace_Request(&reads, &in_main, NULL, &only_a) > 0);
-    assert_int_equal(MRI_Start_Stop(&trace_sweep), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    assert_int_equal(MRI_Start(), MRI_OK);
-    usleep(20 * 1000);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    finish_inside_a_sweep();
     drain_cache_records();
     assert_int_equal(trace_main_records, 1);
     assert_true(trace_main_value >= kLinesA);
