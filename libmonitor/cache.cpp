@@ -29,7 +29,10 @@
 // control thread only during cache_apply. The simulator has its own mutex;
 // Monitor_Cache_Simulate runs outside the monitor (from instrumented code)
 // and touches nothing but the simulator.
+#include <sched.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -131,6 +134,40 @@ struct HistogramState {
 HistogramState g_histograms[proto::kMaxHistograms];
 
 proto::AppControl& app() { return g.view.header()->app; }
+
+// The end of monitoring closes the simulator (cache_stop_recording) to
+// every thread but the one that ends: batches handed over after that are
+// not simulated, and the end waits for those already being simulated, so
+// that nothing changes a count while the end reads one request's after
+// another's. A thread counts itself in flight before it looks whether the
+// simulator is closed, the closer closes it before it counts who is in
+// flight (both sequentially consistent): either the batch is seen or it
+// is not simulated. The counter has a line of its own: every batch of
+// every thread touches it, twice.
+alignas(64) std::atomic<uint32_t> g_in_flight{0};
+alignas(64) std::atomic<bool> g_closed{false};
+thread_local bool t_closer = false;      // this thread closed the simulator and may still simulate
+thread_local uint32_t t_in_flight = 0;   // this thread's batches in flight (a signal handler may nest one)
+
+// A batch in flight, for its scope; admitted() says whether to simulate it.
+class InFlight {
+ public:
+  InFlight() {
+    g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    ++t_in_flight;
+    admitted_ = t_closer || !g_closed.load(std::memory_order_seq_cst);
+  }
+  ~InFlight() {
+    --t_in_flight;
+    g_in_flight.fetch_sub(1, std::memory_order_release);
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  bool admitted() const { return admitted_; }
+
+ private:
+  bool admitted_;
+};
 
 void set_recording(bool on) {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
@@ -719,7 +756,24 @@ void cache_after_fork() {
   g.cache_recording.store(false, std::memory_order_relaxed);
 }
 
-void cache_stop_recording() { set_recording(false); }
+void cache_stop_recording() {
+  set_recording(false);
+  if (!g_sim.load(std::memory_order_acquire)) return;
+  t_closer = true;
+  g_closed.store(true, std::memory_order_seq_cst);
+  // The batches admitted before: simulating one takes microseconds (a
+  // batch is at most a few thousand references), waiting for the
+  // simulator's mutex or the simulation thread included. Bounded all the
+  // same (a thread stopped by a debugger): after 2 s the end goes on.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (uint32_t spins = 0; g_in_flight.load(std::memory_order_acquire) > t_in_flight; ++spins) {
+    if (spins % 64 == 63) {
+      if (std::chrono::steady_clock::now() > deadline) break;
+      sched_yield();
+    }
+  }
+  cache_drain();  // and what they handed over to the simulation thread
+}
 
 void cache_finish() {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
@@ -755,6 +809,8 @@ extern "C" void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend* back
 extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, unsigned long n) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
   if (!h || !accesses || n == 0) return;
+  const InFlight batch;  // not simulated once the end of monitoring has closed the simulator
+  if (!batch.admitted()) return;
   ThreadState* ts = current_thread_state();  // registers a thread whose first event this is
   // Simulating is the monitor's overhead in every instance open on this
   // thread: timed here, batch by batch (a wait for another thread's batch
@@ -768,6 +824,8 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
 extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cache_Access* accesses, unsigned long n) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_acquire);
   if (!h || !accesses || n == 0 || part >= h->parts()) return;
+  const InFlight batch;  // as Monitor_Cache_Simulate
+  if (!batch.admitted()) return;
   // The instrumentation sorts only where it was given the split; else its
   // part 0 is every reference (a deferred split is sorted at the hand-over).
   if (!g_backend_sorts) part = kAllParts;

@@ -57,12 +57,16 @@ void cache_data_ended(uint32_t record);
 // buffered references are simulated first. Other threads quiesced.
 void cache_end_open(ThreadState* ts, uint64_t now, bool own_thread);
 // The end of monitoring, before the instances end: no more references are
-// recorded, so threads still running program code (an end does not wait
-// for them to park) stop filling their buffers and simulating batches
+// recorded, and the simulator is closed to every thread but the calling
+// one: a batch another thread hands over from now on is not simulated, and
+// those being simulated are waited for (bounded), the simulation thread's
+// included. Threads still running program code (an end does not wait for
+// them to park) would otherwise go on simulating what they had buffered
 // while the end reads one request's counts after another's: the values
 // the end gives are of one moment (before, two requests over the same
-// events could differ by a batch). What each thread has buffered stays
-// there; the ending thread's own is simulated by cache_end_open.
+// events could differ by a batch, main's fewer than its sweep's). What
+// another thread has buffered is not simulated; the ending thread's own
+// is, by cache_end_open.
 void cache_stop_recording();
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
