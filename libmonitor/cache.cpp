@@ -28,7 +28,8 @@
 // is touched by that thread inside its in_slow protection, and by the
 // control thread only during cache_apply. The simulator has its own mutex;
 // Monitor_Cache_Simulate runs outside the monitor (from instrumented code)
-// and touches nothing but the simulator.
+// and touches nothing but the simulator and the count of batches in flight
+// that the end of monitoring waits on (cache_stop_recording).
 #include <sched.h>
 
 #include <atomic>
