@@ -60,8 +60,9 @@ void cache_end_open(ThreadState* ts, uint64_t now, bool own_thread);
 // recorded, and the simulator is closed to every thread but the calling
 // one: a batch another thread hands over from now on is not simulated, and
 // those being simulated are waited for (bounded), the simulation thread's
-// included. Threads still running program code (an end does not wait for
-// them to park) would otherwise go on simulating what they had buffered
+// included. Threads still running program code (an exit does not wait
+// for them to park; the tool's end and a signal's wait 100 ms at most)
+// would otherwise go on simulating what they had buffered
 // while the end reads one request's counts after another's: the values
 // the end gives are of one moment (before, two requests over the same
 // events could differ by a batch, main's fewer than its sweep's). What

@@ -43,6 +43,7 @@ constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
 // world is quiesced: a thread that ends after that leaves its frames to
 // the control thread, which is ending them.
 std::atomic<bool> g_ending{false};
+void wait_for_running_threads_to_park();  // below, with the termination signals
 
 proto::AppControl& app() { return g.view.header()->app; }
 
@@ -564,11 +565,13 @@ bool handle_command_locked(uint32_t seq) {
       g.mode.compare_exchange_strong(expected, kStopped);
       arm_all(1);
       quiesce(nullptr);
-      // Every thread parks at its next event, its open instances ended
-      // first as at an exit (up to now, or to where a thread parked at a
-      // stop): before, they counted nothing, the PROGRAM region's too, and
-      // the last records of each thread were lost. Ending at once: records
-      // kept aside for a full ring are counted as discarded.
+      // Threads running program code park at their next event (waited
+      // for, bounded: wait_for_running_threads_to_park). Then every
+      // thread's open instances end as at an exit (to where it parked, or
+      // up to now): before, they counted nothing, the PROGRAM region's
+      // too, and the last records of each thread were lost. Ending at
+      // once: records kept aside for a full ring are counted as discarded.
+      wait_for_running_threads_to_park();
       end_every_instance(nullptr, false);
       publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
@@ -632,6 +635,37 @@ bool program_threads_gone(pid_t control_tid) {
   return gone;
 }
 
+// Waits, at most kEndParkWaitNs, for every program thread still running
+// program code (task state 'R', not parked) to park at its next event:
+// the world is stopped and every region armed. Called before an end that
+// does not come from a program thread (the tool's MRI_Application_Finish,
+// a termination signal): a thread that parks has handed its buffered
+// references over first (hot_path.cpp), and its instances then end where
+// it parked, so what it recorded since its last event is not lost (up to
+// a batch of 4096 references a thread before). A thread blocked in a
+// system call is not waited for, nor one that reaches no event in time (a
+// spin loop without regions): the end comes for them as before.
+constexpr uint64_t kEndParkWaitNs = 100'000'000ull;
+void wait_for_running_threads_to_park() {
+  if (!g.view.base) return;
+  const uint64_t deadline = sync::monotonic_ns() + kEndParkWaitNs;
+  for (;;) {
+    bool running = false;
+    const uint32_t n = std::min(g.next_thread.load(), g.view.g.max_threads);
+    for (uint32_t i = 0; i < n && !running; ++i) {
+      const ThreadState* ts = g.threads[i].load(std::memory_order_acquire);
+      if (!ts || ts->parked_since.load(std::memory_order_relaxed) != 0) continue;
+      // Its row (its thread id is written before the status says alive),
+      // not ts->record: a thread's first event may be publishing it now.
+      const proto::ThreadRecord* rec = g.view.thread(i);
+      if (sync::load(rec->status) != uint32_t(proto::ThreadStatus::kAlive)) continue;
+      running = task_state(pid_t(rec->os_tid)) == 'R';
+    }
+    if (!running || sync::monotonic_ns() > deadline) return;
+    usleep(100);
+  }
+}
+
 // Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
 // leaves at the default: Ctrl-C, `timeout`, `kill`, a closed terminal.
 // The default action ends the process at once, and everything open was
@@ -639,10 +673,12 @@ bool program_threads_gone(pid_t control_tid) {
 // trace instances and the trace records not yet published. Caught instead
 // (installed once the control thread runs): the handler only notes the
 // signal (async-signal-safe), and the control thread, within one poll
-// (10 ms), ends monitoring as an exit does (end_monitoring(kSignal):
-// every thread's open instances measured up to then, the trace balanced
-// and published), puts the default action back and sends the signal
-// again: the process dies of it as it would have, a few ms later. A
+// (10 ms), stops the world, waits (at most 100 ms) for the threads running
+// program code to park (wait_for_running_threads_to_park), ends monitoring
+// as an exit does (end_monitoring(kSignal): every thread's open instances
+// measured up to then, the trace balanced and published), puts the default
+// action back and sends the signal again: the process dies of it as it
+// would have, a few ms later. A
 // program that installs its own handler replaces this one; a forked child
 // (detached) or a monitor already ended or detached takes the default
 // action at once. SIGKILL, and signals whose default action is a core
@@ -684,6 +720,17 @@ void catch_termination_signals() {
 
 // The control thread's part: end monitoring for the signal, then die of it.
 void end_for_signal(int sig) {
+  {
+    // The program's threads park at their next event first (bounded): as
+    // at the tool's end (Command::kTerminate), their last references count.
+    std::lock_guard<std::mutex> lock(g.control_mutex);
+    uint32_t expected = kRunning;
+    if (g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst) || expected == kStopped) {
+      arm_all(1);
+      quiesce(nullptr);
+      wait_for_running_threads_to_park();
+    }
+  }
   end_monitoring(StopReason::kSignal);
   default_action(sig);
   kill(getpid(), sig);  // a program thread takes it (this one blocks every signal)

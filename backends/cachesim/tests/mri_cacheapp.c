@@ -48,7 +48,7 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
- *   mri_cacheapp park PATH
+ *   mri_cacheapp park PATH [SPIN_MS]
  *
  * Registers A; in region "main" starts a thread that enters region
  * "worker", reads 2048 doubles of an unregistered array, waits until file
@@ -58,7 +58,10 @@
  * "worker", passes region "fresh" (a place to stop) and joins it. A tool
  * that stops the program at "fresh" and then creates PATH has the worker
  * park at the enter of "after" with about its last 2048 references (256
- * of A's misses) still in its buffer (4096 references a batch).
+ * of A's misses) still in its buffer (4096 references a batch). With
+ * SPIN_MS, the worker runs that long (CPU time of the process, no event,
+ * no recorded reference) between removing PATH and entering "after": a
+ * tool that ends the program then finds it running program code.
  *
  *   mri_cacheapp init_exit CODE
  *
@@ -281,9 +284,12 @@ static void pause_1ms(void)
     nanosleep(&ms, NULL);
 }
 
+static int spin_ms; /* read before the worker starts */
+
 static void *park_worker(void *arg)
 {
     const char *path = (const char *)arg; /* in a register: the wait records nothing */
+    const clock_t spin = (clock_t)spin_ms * (CLOCKS_PER_SEC / 1000); /* the same for the spin */
     MONITOR_ENTER(r_worker);
     __atomic_store_n(&worker_in, 1, __ATOMIC_RELEASE);
     const volatile double *p = pad;
@@ -296,6 +302,9 @@ static void *park_worker(void *arg)
     for (int i = 0; i < A_DOUBLES; i++)
         sum += a[i];
     unlink(path);
+    const clock_t until = clock() + spin; /* clock() returns its value: nothing recorded */
+    while (clock() < until) {
+    }
     MONITOR_ENTER(r_after);
     MONITOR_EXIT(r_after);
     MONITOR_EXIT(r_worker);
@@ -355,8 +364,14 @@ int main(int argc, char **argv)
         }
         return forks(rounds);
     }
-    if (argc == 3 && strcmp(argv[1], "park") == 0)
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "park") == 0) {
+        spin_ms = argc == 4 ? atoi(argv[3]) : 0;
+        if (spin_ms < 0 || spin_ms > 10000) {
+            fprintf(stderr, "%s: SPIN_MS from 0 to 10000\n", argv[0]);
+            return 2;
+        }
         return park(argv[2]);
+    }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
@@ -369,7 +384,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS] | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }
