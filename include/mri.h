@@ -681,10 +681,12 @@ int MRI_Stop(void);
  * The application inherits the tool's standard streams and environment. */
 int MRI_Application_Load(const char *path, char *const argv[]);
 
-/* Ends the application: asks it to terminate at once (it ends every open
- * region instance as at an exit, up to now or, for a thread parked at a
- * stop, to where it parked, publishes its final state and exits without
- * atexit handlers), kills it if it has not gone within 5 s, and
+/* Ends the application: asks it to terminate at once (its threads still
+ * running program code get up to 100 ms to park at their next event; it
+ * ends every open region instance as at an exit, up to now or, for a
+ * thread parked at a stop or at that event, to where it parked, publishes
+ * its final state and exits without atexit handlers), kills it if it has
+ * not gone within 5 s, and
  * reaps it. A process whose monitoring ended at an exec() (exec_replaced)
  * no longer answers: it is killed (SIGKILL) at once. Results stay readable
  * until the next load or MRI_Finalize(). Returns MRI_OK also when the
