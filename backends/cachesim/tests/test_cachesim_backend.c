@@ -251,6 +251,31 @@ static void test_finish_ends_the_open_instances(void **state)
 
 static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
 
+/* mri_cacheapp's park mode (SPIN_MS "0": none): stops it at "fresh",
+ * lets its worker read A and waits, polling every 0.1 ms, until the
+ * worker has removed the file that let it go, after its reads. Then the
+ * caller ends the program; *in_worker has the worker's L1 read misses of
+ * A. */
+static void release_the_park_worker(const char *spin_ms, MRI_Request_ID *in_worker)
+{
+    char dir[] = "/tmp/mri_cacheapp_park_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char go[sizeof dir + 8];
+    snprintf(go, sizeof go, "%s/go", dir);
+    char *argv[] = {(char *)cacheapp(), (char *)"park", go, (char *)spin_ms, NULL};
+    load_mode(argv);
+    *in_worker = cache_aggregate(MRI_LC1_DATA_READ_MISS, "worker", "A", MRI_SUM);
+    MRI_Region_Spec fresh = region("fresh");
+    assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    FILE *f = fopen(go, "w");
+    assert_non_null(f);
+    fclose(f);
+    for (int i = 0; access(go, F_OK) == 0 && i < 200000; i++) usleep(100);
+    assert_int_not_equal(access(go, F_OK), 0);
+    rmdir(dir);
+}
+
 /* A thread that parks at a region's enter while the program is stopped
  * has its references up to there simulated first: mri_cacheapp's worker
  * reads all of A (1024 cold L1 misses) after the stop at "fresh", then
@@ -262,30 +287,14 @@ static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
 static void test_thread_parked_at_an_enter_keeps_its_references(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/mri_cacheapp_park_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char go[sizeof dir + 8];
-    snprintf(go, sizeof go, "%s/go", dir);
-    char *argv[] = {(char *)cacheapp(), (char *)"park", go, NULL};
-    load_mode(argv);
-    const MRI_Request_ID in_worker = cache_aggregate(MRI_LC1_DATA_READ_MISS, "worker", "A", MRI_SUM);
-    MRI_Region_Spec fresh = region("fresh");
-    assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    FILE *f = fopen(go, "w");
-    assert_non_null(f);
-    fclose(f);
-    /* The worker removes the file after its reads, just before the enter
-     * where it parks. */
-    for (int ms = 0; access(go, F_OK) == 0 && ms < 20000; ms++) usleep(1000);
-    assert_int_not_equal(access(go, F_OK), 0);
-    usleep(100 * 1000);
+    MRI_Request_ID in_worker;
+    release_the_park_worker("0", &in_worker);
+    usleep(100 * 1000); /* the worker removes the file just before the enter where it parks */
     assert_int_equal(MRI_Application_Finish(), MRI_OK);
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
     MRI_Aggregate_Request_Results *r = agg_data(in_worker);
     for (int i = 0; i < r->nr_Elements; i++)
         if (r->element[i].active_object.id == 1) assert_int_equal(r->element[i].count, 1);
-    rmdir(dir);
 }
 
 /* The same, with the worker still running program code when the tool
@@ -299,25 +308,10 @@ static void test_thread_parked_at_an_enter_keeps_its_references(void **state)
 static void test_thread_running_at_the_end_is_waited_for(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/mri_cacheapp_run_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char go[sizeof dir + 8];
-    snprintf(go, sizeof go, "%s/go", dir);
-    char *argv[] = {(char *)cacheapp(), (char *)"park", go, (char *)"60", NULL};
-    load_mode(argv);
-    const MRI_Request_ID in_worker = cache_aggregate(MRI_LC1_DATA_READ_MISS, "worker", "A", MRI_SUM);
-    MRI_Region_Spec fresh = region("fresh");
-    assert_int_equal(MRI_Start_Stop(&fresh), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    FILE *f = fopen(go, "w");
-    assert_non_null(f);
-    fclose(f);
-    /* Polled every 0.1 ms: the end must come well inside the 60 ms. */
-    for (int i = 0; access(go, F_OK) == 0 && i < 200000; i++) usleep(100);
-    assert_int_not_equal(access(go, F_OK), 0);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    MRI_Request_ID in_worker;
+    release_the_park_worker("60", &in_worker);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK); /* at once: the worker is in its 60 ms */
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
-    rmdir(dir);
 }
 
 /* The same end with cache requests only: "main" and "sweep" have no frame
