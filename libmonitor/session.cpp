@@ -43,7 +43,7 @@ constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
 // world is quiesced: a thread that ends after that leaves its frames to
 // the control thread, which is ending them.
 std::atomic<bool> g_ending{false};
-void wait_for_running_threads_to_park();  // below, with the termination signals
+bool stop_world_for_an_end();  // below, with the termination signals
 
 proto::AppControl& app() { return g.view.header()->app; }
 
@@ -561,17 +561,13 @@ bool handle_command_locked(uint32_t seq) {
       break;
     case proto::Command::kTerminate: {
       g_ending.store(true);
-      uint32_t expected = m;
-      g.mode.compare_exchange_strong(expected, kStopped);
-      arm_all(1);
-      quiesce(nullptr);
       // Threads running program code park at their next event (waited
-      // for, bounded: wait_for_running_threads_to_park). Then every
-      // thread's open instances end as at an exit (to where it parked, or
-      // up to now): before, they counted nothing, the PROGRAM region's
-      // too, and the last records of each thread were lost. Ending at
-      // once: records kept aside for a full ring are counted as discarded.
-      wait_for_running_threads_to_park();
+      // for, bounded: stop_world_for_an_end). Then every thread's open
+      // instances end as at an exit (to where it parked, or up to now):
+      // before, they counted nothing, the PROGRAM region's too, and the
+      // last records of each thread were lost. Ending at once: records
+      // kept aside for a full ring are counted as discarded.
+      stop_world_for_an_end();
       end_every_instance(nullptr, false);
       publish_state(AppState::kTerminated, StopReason::kTerminatedByTool, -1, false, seq);
       std::fflush(nullptr);
@@ -666,6 +662,22 @@ void wait_for_running_threads_to_park() {
   }
 }
 
+// The world stopped for an end that does not come from a program thread
+// (the tool's terminate command, a termination signal): every region
+// armed, no thread inside the monitor, the threads running program code
+// parked or given up on (wait_for_running_threads_to_park). False, doing
+// nothing, when monitoring is neither running nor stopped. Needs
+// control_mutex.
+bool stop_world_for_an_end() {
+  uint32_t expected = kRunning;
+  if (!g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst) && expected != kStopped)
+    return false;
+  arm_all(1);
+  quiesce(nullptr);
+  wait_for_running_threads_to_park();
+  return true;
+}
+
 // Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
 // leaves at the default: Ctrl-C, `timeout`, `kill`, a closed terminal.
 // The default action ends the process at once, and everything open was
@@ -724,12 +736,7 @@ void end_for_signal(int sig) {
     // The program's threads park at their next event first (bounded): as
     // at the tool's end (Command::kTerminate), their last references count.
     std::lock_guard<std::mutex> lock(g.control_mutex);
-    uint32_t expected = kRunning;
-    if (g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst) || expected == kStopped) {
-      arm_all(1);
-      quiesce(nullptr);
-      wait_for_running_threads_to_park();
-    }
+    stop_world_for_an_end();
   }
   end_monitoring(StopReason::kSignal);
   default_action(sig);
