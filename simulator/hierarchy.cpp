@@ -318,6 +318,18 @@ struct Hierarchy::Impl {
   mutable std::mutex mutex;
   using Kernel = void (Impl::*)(uint32_t, const Access*, size_t);
   Kernel kernel = nullptr;
+  // The line size (log2) of L1 and L2 and the L1 set count of the kernels
+  // with fixed ways (default_kernel).
+  static constexpr uint32_t kFixedShift = 6;
+  static constexpr uint64_t kFixedSets = 64;
+  // The L1 set of `addr` in such a kernel, from the address's set bits
+  // directly: with 8 ways, one mask (the set's byte offset, set x 8 ways x
+  // 8 bytes, is the address's bits 6 to 11).
+  template <uint32_t W>
+  static uint64_t* fixed_set(uint64_t* base, uint64_t addr) {
+    const uint64_t set_bits = addr & ((kFixedSets - 1) << kFixedShift);  // set << 6
+    return reinterpret_cast<uint64_t*>(reinterpret_cast<char*>(base) + (set_bits >> 3) * W);
+  }
 
   RawCounters& raw(uint32_t core, uint32_t level) { return counters[size_t(core) * (nlevels + 1) + level]; }
 
@@ -358,10 +370,15 @@ struct Hierarchy::Impl {
 
   // run_default for the associativities of L1 and L2 when they are common
   // ones (8 or 12 ways over 8 or 16), so that the inline and read paths
-  // index sets and search them without a switch on the ways or a multiply.
+  // index sets and search them without a switch on the ways or a multiply,
+  // and for the geometry of every x86 L1d of 32 or 48 KiB over its L2: 64
+  // sets of 64-byte lines over 64-byte lines (kFixedShift, kFixedSets), so
+  // that the line and the set of a reference take constant shifts and
+  // masks, and two registers more stay free.
   template <bool kMon, bool kHits>
   Kernel default_kernel() const {
-    if (lru_reads && nlevels >= 2) {
+    if (lru_reads && nlevels >= 2 && data[0].line_shift == kFixedShift && data[0].set_mask == kFixedSets - 1 &&
+        data[1].line_shift == kFixedShift) {
       const uint32_t w1 = data[0].ways, w2 = data[1].ways;
       if (w1 == 8 && w2 == 8) return &Impl::run_default<kMon, kHits, 8, 8>;
       if (w1 == 8 && w2 == 16) return &Impl::run_default<kMon, kHits, 8, 16>;
@@ -645,12 +662,12 @@ struct Hierarchy::Impl {
                   // of its L1 set (*set1) holds: compared, not to be again
   };
 
-  // The inline path: consumes references from accesses[i] on while each is
+  // The inline path: consumes references from *it on (up to end) while each is
   // a read or write within one line that hits one of the two most recent
   // ways of its L1 set (a read always; a write only if the line is already dirty, so there
   // is no dirty bit to set and no other core to invalidate), and, with
-  // monitors that count L1 hits, lies outside every monitored range. Returns the index of the
-  // first reference it did not take, and sets *stop to why it stopped
+  // monitors that count L1 hits, lies outside every monitored range. Returns the
+  // first reference it did not take (end if none), and sets *stop to why it stopped
   // there (*set1 to its L1 set for kStopMissed). It calls nothing, so its state stays
   // in registers; its write hits go to *write_hits (its hits are what the
   // caller did not send elsewhere). always_inline (into
@@ -658,15 +675,15 @@ struct Hierarchy::Impl {
   // 369 million references/s on the ikj matmul stream, 340 million when it
   // is a call (medians of 5, bench/sim_throughput.cpp).
   template <bool kMon, uint32_t W1 = 0>
-  __attribute__((always_inline)) inline size_t inline_hits(uint64_t* base, const Access* accesses, size_t i,
-                                                            size_t n, uint64_t* write_hits, Stop* stop,
-                                                            uint64_t** set1) {
+  __attribute__((always_inline)) inline const Access* inline_hits(uint64_t* base, const Access* it,
+                                                                  const Access* const end, uint64_t* write_hits,
+                                                                  Stop* stop, uint64_t** set1) {
     const Cache& l1 = data[0];
-    const uint32_t shift = l1.line_shift;
-    const uint64_t mask = l1.set_mask;
+    const uint32_t shift = W1 != 0 ? kFixedShift : l1.line_shift;
+    const uint64_t mask = W1 != 0 ? kFixedSets - 1 : l1.set_mask;
     const uint64_t ways = W1 != 0 ? W1 : l1.ways;
     const bool two_ways = ways >= 2;
-    const bool lru = l1.lru;
+    const bool lru = W1 != 0 || l1.lru;
     const uint64_t lo = inline_lo, span = inline_span;
     uint64_t w = 0;
     // The set of the previous reference and its two most recent ways, as
@@ -674,8 +691,8 @@ struct Hierarchy::Impl {
     // instead of loading what the previous reference may just have stored.
     const uint64_t* last = nullptr;
     uint64_t way0 = 0, way1 = 0;
-    for (; i < n; ++i) {
-      const Access& a = accesses[i];
+    for (; it != end; ++it) {
+      const Access& a = *it;
       const uint64_t line = a.addr >> shift;
       const uint64_t type = a.type;
       if (type > kWrite || ((a.addr + a.size - 1) >> shift) != line) break;
@@ -683,21 +700,23 @@ struct Hierarchy::Impl {
         *stop = kStopOneLine;
         break;
       }
-      // (tag ^ key) is 0 for a clean match and 1 for a dirty one, so
-      // "diff - type <= 1 - type" is "diff <= 1" for a read and "diff == 1"
-      // for a write, in one compare.
-      uint64_t* set = base + (line & mask) * ways;
-      const uint64_t key = line << 1;
+      // A read hits a way whose tag is key or key | 1 (clean or dirty),
+      // a write (type 1) one whose tag is key | 1: the tag ^ (key | type)
+      // is 0 apart from bit 0 for a read, and 0 for a write, so one
+      // xor and one test against ~(1 - type) decide it.
+      uint64_t* set = W1 != 0 ? fixed_set<W1>(base, a.addr) : base + (line & mask) * ways;
+      const uint64_t key = (line << 1) | type;
+      const uint64_t care = type - 2;  // ~(1 - type): ~1 for a read, ~0 for a write
       if (set != last) {
         last = set;
         way0 = set[0];
         way1 = two_ways ? set[1] : kInvalid;
       }
-      if ((way0 ^ key) - type > 1 - type) {
+      if (((way0 ^ key) & care) != 0) {
         // The second most recent way too: two lines that alternate in one
         // set (a row of B and a row of C in ikj matmul) would otherwise
         // leave the inline path at every reference.
-        if ((way1 ^ key) - type > 1 - type) {
+        if (((way1 ^ key) & care) != 0) {
           // A write may be a clean hit in way 0 or 1 (it stops for the
           // dirty bit): only a read is known to be in neither.
           *stop = type == kRead && two_ways ? kStopMissed : kStopOneLine;
@@ -713,7 +732,7 @@ struct Hierarchy::Impl {
       w += type;
     }
     *write_hits += w;
-    return i;
+    return it;
   }
 
   // The first two levels as one core's reads see them, copied out of
@@ -761,8 +780,9 @@ struct Hierarchy::Impl {
   template <bool kMon, uint32_t W, bool kAfterTwo = false>
   __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, ReadPath& p,
                                                          uint64_t** set, uint64_t* victim) {
-    const uint64_t line = addr >> p.shift[lvl];
-    if constexpr (!kAfterTwo) *set = p.base[lvl] + (line & p.mask[lvl]) * (W != 0 ? W : p.ways[lvl]);
+    const uint64_t line = addr >> (W != 0 ? kFixedShift : p.shift[lvl]);
+    const uint64_t mask = W != 0 && lvl == 0 ? kFixedSets - 1 : p.mask[lvl];
+    if constexpr (!kAfterTwo) *set = p.base[lvl] + (line & mask) * (W != 0 ? W : p.ways[lvl]);
     int found;
     if constexpr (kAfterTwo)
       found = lookup_lru_after_two<W>(*set, line << 1, victim);
@@ -793,12 +813,13 @@ struct Hierarchy::Impl {
     uint64_t* set2;
     uint64_t victim1 = kInvalid, victim2 = kInvalid;
     if (read_level<kMon, W1, kAfterTwo>(core, 0, addr, p, &set1, &victim1)) return;
-    if (nlevels > 1 && !read_level<kMon, W2>(core, 1, addr, p, &set2, &victim2)) {
+    // (The kernels with fixed ways have two levels or more.)
+    if ((W2 != 0 || nlevels > 1) && !read_level<kMon, W2>(core, 1, addr, p, &set2, &victim2)) {
       if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
-      set2[0] = (addr >> p.shift[1]) << 1;
+      set2[0] = (addr >> (W2 != 0 ? kFixedShift : p.shift[1])) << 1;
       if (victim2 & kDirty) evicted<kMon>(core, 1, victim2);
     }
-    set1[0] = (addr >> p.shift[0]) << 1;
+    set1[0] = (addr >> (W1 != 0 ? kFixedShift : p.shift[0])) << 1;
     if (victim1 & kDirty) evicted<kMon>(core, 0, victim1);
   }
 
@@ -814,14 +835,15 @@ struct Hierarchy::Impl {
     Cache& l1 = data[0];
     uint64_t* const base = l1.core_base[core];
     ReadPath p = read_path(core);
-    const bool lru = lru_reads;
+    const bool lru = W1 != 0 || lru_reads;
     uint64_t write_hits = 0, reads = 0, others = 0;
-    for (size_t i = 0; i < n; ++i) {
+    const Access* const end = accesses + n;
+    for (const Access* it = accesses; it != end; ++it) {
       Stop stop = kStopOther;
       uint64_t* set1 = nullptr;
-      i = inline_hits<kHits, W1>(base, accesses, i, n, &write_hits, &stop, &set1);
-      if (i == n) break;
-      const Access& a = accesses[i];
+      it = inline_hits<kHits, W1>(base, it, end, &write_hits, &stop, &set1);
+      if (it == end) break;
+      const Access& a = *it;
       if (W1 >= 2 && lru && stop == kStopMissed) {  // a read: the inline path compared ways 0 and 1
         ++reads;
         read_l1_l2<kMon, W1, W2, (W1 >= 2)>(core, a.addr, p, set1);

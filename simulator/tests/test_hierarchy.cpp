@@ -371,8 +371,10 @@ struct NaiveLevel {
 
 // The simulator and the naive model of `config` (levels as (size, ways,
 // lru)) on one pseudo-random stream; every counter of every level equal.
+// `scale` multiplies the stream's address spans, for larger caches.
 void expect_agreement_with_naive_model(const std::string& config,
-                                       std::vector<std::tuple<uint32_t, uint32_t, bool>> levels) {
+                                       std::vector<std::tuple<uint32_t, uint32_t, bool>> levels,
+                                       uint64_t scale = 1) {
   auto h = make(config);
   std::vector<NaiveLevel> n;
   for (auto [size, ways, lru] : levels) n.emplace_back(size, ways, 64, lru);
@@ -385,7 +387,7 @@ void expect_agreement_with_naive_model(const std::string& config,
     x ^= x << 17;
     // Mostly a 4 KiB hot region, sometimes a 32 KiB one: hits and misses
     // at every level.
-    const uint64_t span = (x >> 40) % 8 == 0 ? 32768 : 4096;
+    const uint64_t span = ((x >> 40) % 8 == 0 ? 32768 : 4096) * scale;
     const uint64_t addr = 0x100000 + ((x >> 8) % span & ~uint64_t{7});
     const bool is_write = (x >> 20) % 10 < 3;
     batch.push_back({addr, 8, is_write ? mri::sim::kWrite : mri::sim::kRead});
@@ -426,6 +428,14 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   expect_agreement_with_naive_model("L1:2K,8,64;L2:8K,8,64", {{2048, 8, true}, {8192, 8, true}});
   expect_agreement_with_naive_model("L1:1K,8,64;L2:8K,16,64;L3:16K,16,64",
                                     {{1024, 8, true}, {8192, 16, true}, {16384, 16, true}});
+  // The same kernels where L1 has 64 sets of 64-byte lines over 64-byte
+  // lines in L2 (x86's 32 and 48 KiB L1d): they index and compare with
+  // constant shifts and masks. The sizes above use the general kernel.
+  expect_agreement_with_naive_model("L1:32K,8,64;L2:256K,8,64", {{32768, 8, true}, {262144, 8, true}}, 32);
+  expect_agreement_with_naive_model("L1:32K,8,64;L2:256K,16,64", {{32768, 8, true}, {262144, 16, true}}, 32);
+  expect_agreement_with_naive_model("L1:48K,12,64;L2:512K,16,64", {{49152, 12, true}, {524288, 16, true}}, 48);
+  expect_agreement_with_naive_model("L1:32K,8,64;L2:128K,16,64;L3:512K,16,64",
+                                    {{32768, 8, true}, {131072, 16, true}, {524288, 16, true}}, 32);
   // Direct-mapped L1: the inline path has no second way to look at.
   expect_agreement_with_naive_model("L1:1K,1,64;L2:8K,8,64", {{1024, 1, true}, {8192, 8, true}});
   // One level: the read path counts its misses and nothing below it.
