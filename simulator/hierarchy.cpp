@@ -369,7 +369,8 @@ struct Hierarchy::Impl {
   }
 
   // run_default for the associativities of L1 and L2 when they are common
-  // ones (8 or 12 ways over 8 or 16), so that the inline and read paths
+  // ones (8 or 12 ways over 8 or 16; a Zen 5 guest's hwloc gives 12 over 8
+  // or 16), so that the inline and read paths
   // index sets and search them without a switch on the ways or a multiply,
   // and for the geometry of every x86 L1d of 32 or 48 KiB over its L2: 64
   // sets of 64-byte lines over 64-byte lines (kFixedShift, kFixedSets), so
@@ -383,6 +384,7 @@ struct Hierarchy::Impl {
       if (w1 == 8 && w2 == 8) return &Impl::run_default<kMon, kHits, 8, 8>;
       if (w1 == 8 && w2 == 16) return &Impl::run_default<kMon, kHits, 8, 16>;
       if (w1 == 12 && w2 == 16) return &Impl::run_default<kMon, kHits, 12, 16>;
+      if (w1 == 12 && w2 == 8) return &Impl::run_default<kMon, kHits, 12, 8>;
     }
     return &Impl::run_default<kMon, kHits>;
   }

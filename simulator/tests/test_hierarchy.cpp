@@ -422,7 +422,7 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   expect_agreement_with_naive_model("L1:1K,4,64;L2:4K,8,64;L3:16K,8,64",
                                     {{1024, 4, true}, {4096, 8, true}, {16384, 8, true}});
   // 8, 12 and 16 ways: lookups unrolled for those associativities, and
-  // kernels of their own for L1 + L2 of 8 + 8, 8 + 16 and 12 + 16 ways.
+  // kernels of their own for L1 + L2 of 8 + 8, 8 + 16, 12 + 16 and 12 + 8 ways.
   expect_agreement_with_naive_model("L1:3K,12,64;L2:16K,16,64", {{3072, 12, true}, {16384, 16, true}});
   expect_agreement_with_naive_model("L1:2K,8,64;L2:16K,16,64", {{2048, 8, true}, {16384, 16, true}});
   expect_agreement_with_naive_model("L1:2K,8,64;L2:8K,8,64", {{2048, 8, true}, {8192, 8, true}});
@@ -434,6 +434,7 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   expect_agreement_with_naive_model("L1:32K,8,64;L2:256K,8,64", {{32768, 8, true}, {262144, 8, true}}, 32);
   expect_agreement_with_naive_model("L1:32K,8,64;L2:256K,16,64", {{32768, 8, true}, {262144, 16, true}}, 32);
   expect_agreement_with_naive_model("L1:48K,12,64;L2:512K,16,64", {{49152, 12, true}, {524288, 16, true}}, 48);
+  expect_agreement_with_naive_model("L1:48K,12,64;L2:256K,8,64", {{49152, 12, true}, {262144, 8, true}}, 48);
   expect_agreement_with_naive_model("L1:32K,8,64;L2:128K,16,64;L3:512K,16,64",
                                     {{32768, 8, true}, {131072, 16, true}, {524288, 16, true}}, 32);
   // Direct-mapped L1: the inline path has no second way to look at.
