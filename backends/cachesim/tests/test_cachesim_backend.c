@@ -241,12 +241,18 @@ static void test_finish_ends_the_open_instances(void **state)
     const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
     const MRI_Request_ID main_time = aggregate(MRI_EXECUTION_TIME, "main", MRI_SUM, MRI_PER_PROCESS);
     const MRI_Request_ID sweeps = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID sweep_time = aggregate(MRI_EXECUTION_TIME, "sweep", MRI_SUM, MRI_PER_PROCESS);
     finish_inside_a_sweep();
     assert_true(thread_value(in_main, 0) >= kLinesA);
     assert_int_equal((long)thread_value(in_main, 0) % kLinesA, 0);
     assert_int_equal((long)thread_value(in_main, 0), (long)thread_value(sweeps, 0));
     assert_int_equal(agg_data(in_main)->element[0].count, 1);
-    assert_true(agg_data(main_time)->element[0].value >= 20 * 1e6); /* ns: the 20 ms it ran at least */
+    /* main's time, ended at the end, encloses every sweep's, the last one
+     * (open at the end) ended there too. (Not "at least the 20 ms the tool
+     * let it run": the time stopped at "sweep" is not counted, and under
+     * load the program may take a few of those ms to wake up.) */
+    assert_true(agg_data(sweep_time)->element[0].value > 0);
+    assert_true(agg_data(main_time)->element[0].value >= agg_data(sweep_time)->element[0].value);
 }
 
 static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
@@ -299,18 +305,21 @@ static void test_thread_parked_at_an_enter_keeps_its_references(void **state)
 
 /* The same, with the worker still running program code when the tool
  * ends the program: it removed the file after its reads and then runs
- * 60 ms without an event. The end waits for a running thread to park
+ * 30 ms without an event. The end waits for a running thread to park
  * at its next event (at most 100 ms), here the enter of "after", where it
  * hands its references over: all 1024 misses. Before, the end came at
  * once and the worker's last 2048 references, still in its buffer, were
- * lost: 768. (Were the tool 60 ms late, the worker would have parked
+ * lost: 768. (Were the tool 30 ms late, the worker would have parked
  * before the end and this test could not tell; it cannot fail for that.) */
 static void test_thread_running_at_the_end_is_waited_for(void **state)
 {
     (void)state;
     MRI_Request_ID in_worker;
-    release_the_park_worker("60", &in_worker);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK); /* at once: the worker is in its 60 ms */
+    /* 30 ms of the process's CPU time: under a machine loaded twice over
+     * still well within the end's 100 ms wait (60 ms were not, and the
+     * worker's last references were lost) */
+    release_the_park_worker("30", &in_worker);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK); /* at once: the worker is in its 30 ms */
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
 }
 
