@@ -421,8 +421,8 @@ TEST(Hierarchy, AgreesWithNaiveModelOnAPseudoRandomStream) {
   // path and go on to L3 through the general one.
   expect_agreement_with_naive_model("L1:1K,4,64;L2:4K,8,64;L3:16K,8,64",
                                     {{1024, 4, true}, {4096, 8, true}, {16384, 8, true}});
-  // 8, 12 and 16 ways: lookups unrolled for those associativities, and
-  // kernels of their own for L1 + L2 of 8 + 8, 8 + 16, 12 + 16 and 12 + 8 ways.
+  // 8, 12 and 16 ways: lookups unrolled for those associativities (in
+  // the general kernel: these L1s have fewer than 64 sets).
   expect_agreement_with_naive_model("L1:3K,12,64;L2:16K,16,64", {{3072, 12, true}, {16384, 16, true}});
   expect_agreement_with_naive_model("L1:2K,8,64;L2:16K,16,64", {{2048, 8, true}, {16384, 16, true}});
   expect_agreement_with_naive_model("L1:2K,8,64;L2:8K,8,64", {{2048, 8, true}, {8192, 8, true}});
