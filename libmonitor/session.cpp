@@ -43,7 +43,7 @@ constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
 // world is quiesced: a thread that ends after that leaves its frames to
 // the control thread, which is ending them.
 std::atomic<bool> g_ending{false};
-bool stop_world_for_an_end();  // below, with the termination signals
+void stop_world_for_an_end();  // below, with the termination signals
 
 proto::AppControl& app() { return g.view.header()->app; }
 
@@ -665,17 +665,16 @@ void wait_for_running_threads_to_park() {
 // The world stopped for an end that does not come from a program thread
 // (the tool's terminate command, a termination signal): every region
 // armed, no thread inside the monitor, the threads running program code
-// parked or given up on (wait_for_running_threads_to_park). False, doing
-// nothing, when monitoring is neither running nor stopped. Needs
+// parked or given up on (wait_for_running_threads_to_park). Does
+// nothing when monitoring is neither running nor stopped. Needs
 // control_mutex.
-bool stop_world_for_an_end() {
+void stop_world_for_an_end() {
   uint32_t expected = kRunning;
   if (!g.mode.compare_exchange_strong(expected, kStopped, std::memory_order_seq_cst) && expected != kStopped)
-    return false;
+    return;
   arm_all(1);
   quiesce(nullptr);
   wait_for_running_threads_to_park();
-  return true;
 }
 
 // Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
