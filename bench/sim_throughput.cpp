@@ -161,21 +161,31 @@ void BM_2cores_matmul_ikj(benchmark::State& state) { replay(state, kTwoCores, st
 
 // The multiply as bench/matmul.c's instrumented ikj loop records it in
 // the program (`mri hist --metric L1_DATA_READ_MISS --data C`): clang
-// vectorises the inner loop, so 16-byte references, B[k][j..j+1], then
-// C[i][j..j+1] read and written; the hierarchy hwloc gives a 2-core Zen 5
-// guest (48 KiB 12-way L1); a monitor over C counting L1 read misses in
-// 25 bins. 8.4% of the references miss L1, one per line of B.
+// vectorises the inner loop by 4 in 16-byte halves, so per step
+// B[k][j..j+1] and B[k][j+2..j+3], then the same two of C read, then both
+// written; the arrays 16 bytes past a 64-byte boundary, as the program's
+// static arrays are (`nm`), so every other pair of halves spans two lines.
+// The hierarchy hwloc gives a 2-core Zen 5 guest (48 KiB 12-way L1); a
+// monitor over C counting L1 read misses in 25 bins. About 8% of the
+// references miss L1, one per line of B. (Until 2026-11-27 the stream took
+// one 16-byte half at a time, B then C read and written, from 64-byte
+// boundaries: no two consecutive references in one line.)
+constexpr uint64_t kVectorPhase = 16;
 const std::vector<Access>& stream_ikj_vector() {
   static const std::vector<Access> s = [] {
     std::vector<Access> v;
     v.reserve(kRows * kN * (1 + 3 * kN / 2));
+    const uint64_t a = kA + kVectorPhase, b = kB + kVectorPhase, c = kC + kVectorPhase;
     for (uint64_t i = 0; i < kRows; ++i)
       for (uint64_t k = 0; k < kN; ++k) {
-        v.push_back({at(kA, i, k), 8, mri::sim::kRead});
-        for (uint64_t j = 0; j < kN; j += 2) {
-          v.push_back({at(kB, k, j), 16, mri::sim::kRead});
-          v.push_back({at(kC, i, j), 16, mri::sim::kRead});
-          v.push_back({at(kC, i, j), 16, mri::sim::kWrite});
+        v.push_back({at(a, i, k), 8, mri::sim::kRead});
+        for (uint64_t j = 0; j < kN; j += 4) {
+          v.push_back({at(b, k, j), 16, mri::sim::kRead});
+          v.push_back({at(b, k, j + 2), 16, mri::sim::kRead});
+          v.push_back({at(c, i, j), 16, mri::sim::kRead});
+          v.push_back({at(c, i, j + 2), 16, mri::sim::kRead});
+          v.push_back({at(c, i, j), 16, mri::sim::kWrite});
+          v.push_back({at(c, i, j + 2), 16, mri::sim::kWrite});
         }
       }
     return v;
@@ -186,8 +196,8 @@ constexpr const char* kProgram = "L1:48K,12,64,lru;L2:1M,16,64,lru;L3:32M,16,64,
 // The program rung's monitor over C; "" or why it could not be added.
 std::string add_program_monitor(mri::sim::Hierarchy& h) {
   mri::sim::MonitorSpec spec;
-  spec.begin = kC;
-  spec.end = kC + kN * kN * 8;
+  spec.begin = kC + kVectorPhase;
+  spec.end = spec.begin + kN * kN * 8;
   spec.bins = 25;
   spec.events = {{0, mri::sim::EventKind::kReadMiss}};
   std::string error;
