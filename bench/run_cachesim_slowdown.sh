@@ -3,10 +3,17 @@
 # multiply, against the native run and against Valgrind's cachegrind and
 # callgrind --cache-sim=yes on the same (uninstrumented) program. Every
 # number is the program's own time for the multiply ("ms=" of bench/matmul.c),
-# the median of RUNS runs (default 5), so start-up and the tool's work are
-# not counted for anybody.
+# so start-up and the tool's work are not counted for anybody.
 #
 #   bench/run_cachesim_slowdown.sh BUILD_DIR [RUNS]
+#
+# RUNS rounds (default 5) per loop order; a round runs every variant once,
+# starting one variant further along each round. Each variant's slowdown
+# is the median over the rounds of its time divided by the native time of
+# the same round: a host whose speed drifts over minutes (a shared virtual
+# machine) moves both alike. The table also gives the median time and the
+# range of the rounds' slowdowns; every run goes to
+# BUILD_DIR/bench/cachesim-slowdown.csv (order,round,variant,ms).
 #
 # Variants: native (matmul, no tool); dormant (matmul_cachesim, no tool:
 # the instrumentation only tests its flag); simulated
@@ -25,49 +32,73 @@
 # repeated with matmul_cachesim_sancov, the same program through
 # SanitizerCoverage's callbacks.
 set -euo pipefail
-build=${1:?usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]}
+usage="usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]"
+build=${1:?$usage}
 runs=${2:-5}
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "RUNS must be a positive whole number (got '$runs'); $usage" >&2; exit 2; }
 native=$build/bench/matmul
 inst=$build/bench/matmul_cachesim
 sancov=$build/bench/matmul_cachesim_sancov  # built where the plugin is: the other instrumentation
 mri=$build/tools/mri/mri
 for f in "$native" "$inst" "$mri"; do [ -x "$f" ] || { echo "missing $f (build first; instrumentation needs clang)" >&2; exit 1; }; done
+command -v valgrind >/dev/null || { echo "valgrind not found (scripts/install-deps.sh installs it)" >&2; exit 1; }
+csv=$build/bench/cachesim-slowdown.csv
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ms_of() { grep -o 'ms=[0-9.]*' | head -1 | cut -d= -f2; }
-measure() {  # measure ORDER CMD...: median ms over the runs
-  local order=$1; shift
-  for _ in $(seq "$runs"); do "$@" 2>/dev/null | ms_of; done | median
-}
-printf "%-5s  %-44s  %10s  %9s\n" order variant "ms" slowdown
+hist=("$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null --)
+names=() cmds=()
+variant() { names+=("$1"); shift; cmds+=("$*"); }
+variant "native (gcc -O2, no tool)" "$native"
+variant "instrumented, dormant (no tool)" "$inst"
+[ -x "$sancov" ] && variant "  the same through SanitizerCoverage's calls" "$sancov"
+variant "instrumented, simulated, C monitored" "${hist[@]}" "$inst"
+variant "  the same, never split (SPLIT=0)" env MRI_CACHESIM_SPLIT=0 "${hist[@]}" "$inst"
+variant "  the same, 1/4 in the program (SPLIT=4)" env MRI_CACHESIM_SPLIT=4 "${hist[@]}" "$inst"
+variant "  the same, 1/8 in the program (SPLIT=8)" env MRI_CACHESIM_SPLIT=8 "${hist[@]}" "$inst"
+variant "  the same simulated in place (ASYNC=0)" env MRI_CACHESIM_ASYNC=0 "${hist[@]}" "$inst"
+[ -x "$sancov" ] && variant "  the same through SanitizerCoverage's calls" "${hist[@]}" "$sancov"
+variant "instrumented, simulated, all data structures" "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst"
+variant "valgrind --tool=cachegrind" valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native"
+variant "valgrind --tool=callgrind --cache-sim=yes" valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$native"
+nv=${#names[@]}
+
+echo "order,round,variant,ms" > "$csv"
 for order in ijk ikj; do
-  base=$(measure $order "$native" $order)
-  row() { printf "%-5s  %-44s  %10.1f  %8.1fx\n" $order "$1" "$2" "$(echo "$2 / $base" | bc -l)"; }
-  row "native (gcc -O2, no tool)" "$base"
-  row "instrumented, dormant (no tool)" "$(measure $order "$inst" $order)"
-  [ -x "$sancov" ] && row "  the same through SanitizerCoverage's calls" "$(measure $order "$sancov" $order)"
-  row "instrumented, simulated, C monitored" \
-      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
-  row "  the same, never split (SPLIT=0)" \
-      "$(measure $order env MRI_CACHESIM_SPLIT=0 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
-  row "  the same, 1/4 in the program (SPLIT=4)" \
-      "$(measure $order env MRI_CACHESIM_SPLIT=4 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
-  row "  the same, 1/8 in the program (SPLIT=8)" \
-      "$(measure $order env MRI_CACHESIM_SPLIT=8 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
-  row "  the same simulated in place (ASYNC=0)" \
-      "$(measure $order env MRI_CACHESIM_ASYNC=0 "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$inst" $order)"
-  [ -x "$sancov" ] && row "  the same through SanitizerCoverage's calls" \
-      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --data C --region multiply -o /dev/null -- "$sancov" $order)"
-  row "instrumented, simulated, all data structures" \
-      "$(measure $order "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst" $order)"
-  row "valgrind --tool=cachegrind" "$(measure $order valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native" $order)"
-  row "valgrind --tool=callgrind --cache-sim=yes" \
-      "$(measure $order valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$native" $order)"
+  for round in $(seq "$runs"); do
+    echo "$order: round $round of $runs" >&2
+    for k in $(seq 0 $((nv - 1))); do
+      i=$(( (k + round - 1) % nv ))
+      # $cmds[i] holds no quoted words with spaces: word splitting is wanted.
+      # shellcheck disable=SC2086
+      out=$(${cmds[$i]} $order 2>/dev/null) || { echo "variant '${names[$i]}' failed ($order, round $round)" >&2; exit 1; }
+      ms=$(grep -o 'ms=[0-9.]*' <<<"$out" | head -1 | cut -d= -f2)
+      [ -n "$ms" ] || { echo "variant '${names[$i]}' printed no ms= ($order, round $round)" >&2; exit 1; }
+      echo "$order,$round,$i,$ms" >> "$csv"
+    done
+  done
 done
+
+# The table: per order and variant, the median time, and the median and
+# range of (time / that round's native time).
+printf '%s\n' "${names[@]}" | python3 -c '
+import csv, statistics, sys
+names = [l.rstrip("\n") for l in sys.stdin]
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("%-5s  %-44s  %9s  %9s  %15s" % ("order", "variant", "ms", "slowdown", "rounds"))
+for order in ("ijk", "ikj"):
+    ms = {}
+    for r in rows:
+        if r["order"] == order:
+            ms.setdefault(int(r["variant"]), {})[int(r["round"])] = float(r["ms"])
+    native = ms[0]
+    for v, name in enumerate(names):
+        ratios = [ms[v][k] / native[k] for k in ms[v]]
+        print("%-5s  %-44s  %9.1f  %8.1fx  %6.1fx-%5.1fx" % (order, name, statistics.median(ms[v].values()),
+              statistics.median(ratios), min(ratios), max(ratios)))
+' "$csv"
 hierarchy=${MRI_CACHESIM_CONFIG:-"the machine's caches (hwloc)"}
 # The hierarchy that default stands for on this machine, as the replay tool
 # reads it (the ratios depend on it and on the host; docs/PERFORMANCE.md).
 if [ -z "${MRI_CACHESIM_CONFIG:-}" ] && [ -x "$build/tools/cachesim/mri-cachesim" ]; then
   hierarchy="$hierarchy: $("$build/tools/cachesim/mri-cachesim" --no-progress - </dev/null | sed -n 's/^config: //p')"
 fi
-echo "simulated hierarchy: $hierarchy; $runs runs each, medians"
+echo "simulated hierarchy: $hierarchy; $runs rounds, every variant once a round; medians; runs in $csv"
