@@ -359,6 +359,14 @@ void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t
   const SplitJudge::Move move = w.judge.end_window(per_ref, [&] { return split_predicted(h, w, refs, n); });
   bool done = false;
   if (move != SplitJudge::Move::kNone) {
+    // Before a split, the whole batches handed over so far are simulated
+    // while the hierarchy is still joined. Simulated after the split, each
+    // of them is sorted into both parts on the simulation thread, part 0
+    // under the mutex this thread now takes for every batch: the first
+    // trial window of the ikj multiply took 9.4-12.5 ns a reference
+    // instead of 3.7-6 with the drain, and the simulation thread's whole
+    // batches in it 14-25 ns a reference (docs/PERFORMANCE.md).
+    if (move == SplitJudge::Move::kSplit) cache_drain();
     done = move == SplitJudge::Move::kSplit ? h->split() : h->unsplit();  // false: another thread did
     w.judge.moved(done);
   }
