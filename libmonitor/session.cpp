@@ -640,24 +640,27 @@ bool program_threads_gone(pid_t control_tid) {
 // it parked, so what it recorded since its last event is not lost (up to
 // a batch of 4096 references a thread before). A thread blocked in a
 // system call is not waited for, nor one that reaches no event in time (a
-// spin loop without regions): the end comes for them as before.
+// spin loop without regions, or a thread the machine's load keeps off a
+// CPU): the end comes for them as before. Returns how many threads were
+// still running program code when the wait gave up (0: none).
 constexpr uint64_t kEndParkWaitNs = 100'000'000ull;
-void wait_for_running_threads_to_park() {
-  if (!g.view.base) return;
+uint32_t wait_for_running_threads_to_park() {
+  if (!g.view.base) return 0;
   const uint64_t deadline = sync::monotonic_ns() + kEndParkWaitNs;
   for (;;) {
-    bool running = false;
+    const bool late = sync::monotonic_ns() > deadline;
+    uint32_t running = 0;
     const uint32_t n = std::min(g.next_thread.load(), g.view.g.max_threads);
-    for (uint32_t i = 0; i < n && !running; ++i) {
+    for (uint32_t i = 0; i < n && (late || running == 0); ++i) {  // one is enough until the deadline
       const ThreadState* ts = g.threads[i].load(std::memory_order_acquire);
       if (!ts || ts->parked_since.load(std::memory_order_relaxed) != 0) continue;
       // Its row (its thread id is written before the status says alive),
       // not ts->record: a thread's first event may be publishing it now.
       const proto::ThreadRecord* rec = g.view.thread(i);
       if (sync::load(rec->status) != uint32_t(proto::ThreadStatus::kAlive)) continue;
-      running = task_state(pid_t(rec->os_tid)) == 'R';
+      if (task_state(pid_t(rec->os_tid)) == 'R') ++running;
     }
-    if (!running || sync::monotonic_ns() > deadline) return;
+    if (running == 0 || late) return running;
     usleep(100);
   }
 }
@@ -674,7 +677,13 @@ void stop_world_for_an_end() {
     return;
   arm_all(1);
   quiesce(nullptr);
-  wait_for_running_threads_to_park();
+  const uint32_t late = wait_for_running_threads_to_park();
+  // What such a thread recorded for the cache simulator since its last
+  // event is lost (the ending thread cannot reach its buffer): say so.
+  if (late > 0 && g.cache_recording.load(std::memory_order_relaxed))
+    note_error("the end gave up after 100 ms on %u thread%s still running program code: the references each recorded "
+               "since its last event (up to 4096) are not simulated",
+               late, late == 1 ? "" : "s");
 }
 
 // Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
