@@ -335,11 +335,24 @@ static void test_thread_running_at_the_end_is_waited_for(void **state)
 {
     (void)state;
     MRI_Request_ID in_worker;
-    /* 30 ms of the process's CPU time: under a machine loaded twice over
-     * still well within the end's 100 ms wait (60 ms were not, and the
-     * worker's last references were lost) */
-    release_the_park_worker("30", &in_worker);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK); /* at once: the worker is in its 30 ms */
+    for (int attempt = 1;; attempt++) {
+        /* 30 ms of the process's CPU time: under a machine loaded twice
+         * over still well within the end's 100 ms wait (60 ms were not, and
+         * the worker's last references were lost) */
+        release_the_park_worker("30", &in_worker);
+        assert_int_equal(MRI_Application_Finish(), MRI_OK); /* at once: the worker is in its 30 ms */
+        MRI_Application_Status_Info st;
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        /* As test_finish_ends_the_open_instances: tried again only when
+         * the monitor says that the end gave up on the worker. */
+        if ((long)thread_value(in_worker, 1) != kLinesA && attempt < FINISH_TRIES &&
+            strstr(st.monitor_message, "the end gave up after 100 ms on 1 thread still running program code")) {
+            print_message("try %d of %d: %s\n", attempt, FINISH_TRIES, st.monitor_message);
+            assert_int_equal(MRI_Finalize(), MRI_OK);
+            continue;
+        }
+        break;
+    }
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
 }
 
