@@ -681,9 +681,9 @@ void stop_world_for_an_end() {
   // What such a thread recorded for the cache simulator since its last
   // event is lost (the ending thread cannot reach its buffer): say so.
   if (late > 0 && g.cache_recording.load(std::memory_order_relaxed))
-    note_error("the end gave up after 100 ms on %u thread%s still running program code: the references each recorded "
-               "since its last event (up to 4096) are not simulated",
-               late, late == 1 ? "" : "s");
+    note_error("the end gave up after %llu ms on %u thread%s still running program code: the references each "
+               "recorded since its last event (up to 4096) are not simulated",
+               static_cast<unsigned long long>(kEndParkWaitNs / 1'000'000), late, late == 1 ? "" : "s");
 }
 
 // Termination signals (SIGINT, SIGTERM, SIGHUP) whose action the program
