@@ -211,6 +211,65 @@ void BM_program_matmul_ikj_vector(benchmark::State& state) {
   replay(state, *h, stream_ikj_vector());
 }
 
+// The program's thread condenses each batch as it hands it over
+// (Hierarchy::condense: the reads and the writes to dirty lines that hit
+// the most recent way of their L1 set are dropped and counted), and the
+// simulation thread simulates the rest. The first rung times the
+// condensing alone, the second the simulation of the condensed batches;
+// both per reference of the whole stream. kept_% is the share left.
+// The condensing rungs take the stream's first 8 batches (512 KiB, in the
+// host's L2 as a batch the program just recorded is), over and over: the
+// whole stream (25 MB) would time the host's memory.
+void condense_only(benchmark::State& state, mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
+  constexpr size_t kBatch = 4096;
+  const size_t refs = std::min(stream.size(), 8 * kBatch);
+  std::vector<Access> out(kBatch);
+  size_t kept = 0;
+  for (auto _ : state) {
+    kept = 0;
+    for (size_t i = 0; i < refs; i += kBatch) {
+      mri::sim::Condensed dropped;
+      kept += h.condense(stream.data() + i, std::min(kBatch, refs - i), out.data(), &dropped);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(refs));
+  state.counters["kept_%"] = 100.0 * double(kept) / double(refs);
+}
+void BM_program_condense_matmul_ikj_vector(benchmark::State& state) {
+  auto h = make(kProgram);
+  add_program_monitor(*h);
+  condense_only(state, *h, stream_ikj_vector());
+}
+void BM_L1L2_condense_matmul_ijk(benchmark::State& state) {
+  auto h = make(kTwoLevels);
+  condense_only(state, *h, stream_ijk());
+}
+void BM_program_condensed_matmul_ikj_vector(benchmark::State& state) {
+  auto h = make(kProgram);
+  const std::string error = add_program_monitor(*h);
+  if (!error.empty()) state.SkipWithError(error.c_str());
+  const std::vector<Access>& stream = stream_ikj_vector();
+  constexpr size_t kBatch = 4096;
+  struct Batch {
+    size_t first, n;
+    mri::sim::Condensed dropped;
+  };
+  std::vector<Access> kept(stream.size());
+  std::vector<Batch> batches;
+  size_t at = 0;
+  for (size_t i = 0; i < stream.size(); i += kBatch) {
+    Batch b{at, 0, {}};
+    b.n = h->condense(stream.data() + i, std::min(kBatch, stream.size() - i), kept.data() + at, &b.dropped);
+    at += b.n;
+    batches.push_back(b);
+  }
+  for (auto _ : state)
+    for (const Batch& b : batches) h->simulate(0, kept.data() + b.first, b.n, b.dropped);
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(stream.size()));
+  state.counters["kept_%"] = 100.0 * double(at) / double(stream.size());
+}
+
 // The same hierarchy split in two parts by the line number modulo 2
 // (Hierarchy::create): on one thread, simulate() sorts each batch into the
 // two parts (a copy each) and simulates them in turn ...
@@ -263,6 +322,9 @@ BENCHMARK(BM_L1L2L3_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_2cores_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_2cores_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_program_matmul_ikj_vector)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_program_condense_matmul_ikj_vector)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_program_condensed_matmul_ikj_vector)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_L1L2_condense_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_split2_simulate_matmul_ijk)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_split2_simulate_matmul_ikj)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_L1L2_split2_two_threads_matmul_ijk)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -140,6 +140,11 @@ struct Access {
 };
 static_assert(sizeof(Access) == 16, "Access is a 16-byte record");
 
+// The references Hierarchy::condense() dropped from a batch, by type.
+struct Condensed {
+  uint64_t reads = 0, writes = 0;
+};
+
 // Events counted per core and level. accesses = hits + misses.
 struct LevelCounters {
   uint64_t read_hits = 0, read_misses = 0;
@@ -245,6 +250,27 @@ class Hierarchy {
   // before it sleeps: threads that simulate their own batches take turns
   // batch by batch, and waking a sleeper is slow on a virtual machine.
   void simulate(uint32_t core, const Access* accesses, size_t n);
+  // A batch without the references that could not change the cache state
+  // (condense()): simulate() of the original batch, to the same counts and
+  // monitor results, provided no monitor that counts L1 hits was enabled in
+  // between.
+  void simulate(uint32_t core, const Access* accesses, size_t n, const Condensed& dropped);
+  // Copies a batch of one core's references to `out` (room for n), without
+  // each read or write within one line whose line the batch referenced
+  // last in its L1 set, unless it writes a line the batch has not yet
+  // written: with an LRU, write-back, write-allocate L1, a hit in the most
+  // recent way that changes no state and produces no event but the L1
+  // hit. Those are counted in *dropped; returns how many were copied. Where
+  // that does not hold (another L1, cachegrind's model, an enabled monitor
+  // that counts L1 hits), a plain copy. Thread-safe, no mutex: a program's
+  // thread can condense its batch while another simulates. The rule
+  // looks back up to 15 references (hierarchy.cpp, condense_avx512): 58%
+  // of the ikj multiply's references are dropped, 43% of the ijk one's
+  // (its row of A), none of a random stream's.
+  size_t condense(const Access* in, size_t n, Access* out, Condensed* dropped) const;
+  // Whether condense() can drop anything on this CPU: it needs AVX-512
+  // (F, CD, VL, BW, DQ, VPOPCNTDQ) and BMI2; without, it copies.
+  static bool can_condense();
   // One reference; the same as a batch of one (the mutex costs ~20 ns).
   void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);
   // Split hierarchies. parts() is 1 or 2. The part of the line holding
