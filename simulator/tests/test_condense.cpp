@@ -213,7 +213,9 @@ double compare(const std::string& text, const std::vector<Access>& stream, const
   for (size_t i = 0; i < stream.size(); ++batch) {
     const size_t n = std::min<size_t>(stream.size() - i, batch % 5 == 0 ? 4096 : 1 + r.below(700));
     const uint32_t core = uint32_t(batch % whole->cores());
-    if (split && i >= stream.size() / 2 && condensed->split_mask() == 0) EXPECT_TRUE(condensed->split());
+    if (split && i >= stream.size() / 2 && condensed->split_mask() == 0) {
+      EXPECT_TRUE(condensed->split());
+    }
     whole->simulate(core, stream.data() + i, n);
     Condensed dropped;
     const size_t kept = condensed->condense(stream.data() + i, n, out.data(), &dropped);
