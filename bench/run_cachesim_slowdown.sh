@@ -24,7 +24,9 @@
 # spare for it, and splits the simulation between it and the program's
 # thread while that pays (libmonitor/cache_worker.cpp, the default). The
 # rows under it are the C-monitored run again never split
-# (MRI_CACHESIM_SPLIT=0), split from the start (=4 and =8: the program
+# (MRI_CACHESIM_SPLIT=0), never condensed (MRI_CACHESIM_CONDENSE=0: by
+# default the program's thread condenses its batches while the simulation
+# thread is behind), split from the start (=4 and =8: the program
 # simulates 1/4 and 1/8 of the cache lines), and with each batch simulated
 # by the program's thread (MRI_CACHESIM_ASYNC=0), for comparison.
 # matmul_cachesim is instrumented by the inlining plugin where it is built
@@ -52,6 +54,7 @@ variant "instrumented, dormant (no tool)" "$inst"
 [ -x "$sancov" ] && variant "  the same through SanitizerCoverage's calls" "$sancov"
 variant "instrumented, simulated, C monitored" "${hist[@]}" "$inst"
 variant "  the same, never split (SPLIT=0)" env MRI_CACHESIM_SPLIT=0 "${hist[@]}" "$inst"
+variant "  the same, never condensed (CONDENSE=0)" env MRI_CACHESIM_CONDENSE=0 "${hist[@]}" "$inst"
 variant "  the same, 1/4 in the program (SPLIT=4)" env MRI_CACHESIM_SPLIT=4 "${hist[@]}" "$inst"
 variant "  the same, 1/8 in the program (SPLIT=8)" env MRI_CACHESIM_SPLIT=8 "${hist[@]}" "$inst"
 variant "  the same simulated in place (ASYNC=0)" env MRI_CACHESIM_ASYNC=0 "${hist[@]}" "$inst"

@@ -166,6 +166,11 @@ int cache_configuration_for_load(std::string& text) {
     if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(*after)) || k > 1000000)
       return fail("MRI_CACHESIM_SPLIT_AFTER=\"%s\": a number of hand-overs from 0 to 1000000", after);
   }
+  if (const char* c = std::getenv("MRI_CACHESIM_CONDENSE");
+      c && *c && std::strcmp(c, "0") != 0 && std::strcmp(c, "1") != 0 && std::strcmp(c, "auto") != 0)
+    return fail("MRI_CACHESIM_CONDENSE=\"%s\": 0 (never), 1 (every batch handed to the simulation thread) or auto "
+                "(while that thread is behind: the default)",
+                c);
   const char* log = std::getenv("MRI_CACHESIM_SPLIT_LOG");
   if (log && *log && std::strcmp(log, "0") != 0 && std::strcmp(log, "1") != 0)
     return fail("MRI_CACHESIM_SPLIT_LOG=\"%s\": 0 (quiet) or 1 (a line on the program's stderr for each window of "

@@ -966,6 +966,10 @@ static void test_bad_configuration(void **state)
     const char *bad_afters[] = {"-1", "x", "2000000", "8 "};
     expect_refused("MRI_CACHESIM_SPLIT_AFTER", bad_afters, sizeof bad_afters / sizeof *bad_afters,
                    "a number of hand-overs", argv);
+    /* When batches are condensed: 0, 1 or auto. */
+    const char *bad_condenses[] = {"2", "yes", "Auto", "1 "};
+    expect_refused("MRI_CACHESIM_CONDENSE", bad_condenses, sizeof bad_condenses / sizeof *bad_condenses,
+                   "0 (never), 1 (every batch", argv);
     /* Whether the automatic split says what it does: 0 or 1. */
     const char *bad_logs[] = {"yes", "2"};
     expect_refused("MRI_CACHESIM_SPLIT_LOG", bad_logs, 2, "0 (quiet) or 1", argv);
