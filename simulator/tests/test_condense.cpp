@@ -12,20 +12,19 @@
 #include <vector>
 
 #include "cachesim.h"
+#include "snapshot.h"
 
 namespace {
 
 using mri::sim::Access;
 using mri::sim::AccessType;
 using mri::sim::Condensed;
-using mri::sim::Event;
 using mri::sim::EventKind;
 using mri::sim::Hierarchy;
 using mri::sim::HierarchyConfig;
-using mri::sim::LevelCounters;
-using mri::sim::MonitorResult;
 using mri::sim::MonitorSpec;
-using mri::sim::ReferenceCounts;
+using mri::sim::testing::expect_equal;
+using mri::sim::testing::snapshot;
 
 std::unique_ptr<Hierarchy> make(const std::string& text, uint32_t modulus = 0, bool deferred = false) {
   HierarchyConfig c;
@@ -146,50 +145,6 @@ std::vector<int> add_monitors(Hierarchy& h) {
   ids.push_back(h.add_monitor(whole, &error));
   for (int id : ids) EXPECT_GE(id, 0) << error;
   return ids;
-}
-
-struct Snapshot {
-  std::vector<LevelCounters> levels;
-  std::vector<ReferenceCounts> refs;
-  std::vector<MonitorResult> monitors;
-};
-
-Snapshot snapshot(const Hierarchy& h, const std::vector<int>& ids) {
-  Snapshot s;
-  for (uint32_t core = 0; core < h.cores(); ++core) {
-    for (uint32_t level = 0; level < h.levels(); ++level) s.levels.push_back(h.counters(core, level));
-    s.refs.push_back(h.references(core));
-  }
-  for (int id : ids) {
-    MonitorResult r;
-    EXPECT_TRUE(h.monitor_result(id, &r));
-    s.monitors.push_back(r);
-  }
-  return s;
-}
-
-void expect_equal(const Snapshot& a, const Snapshot& b, const std::string& what) {
-  ASSERT_EQ(a.levels.size(), b.levels.size());
-  for (size_t i = 0; i < a.levels.size(); ++i) {
-    const LevelCounters &x = a.levels[i], &y = b.levels[i];
-    EXPECT_EQ(x.read_hits, y.read_hits) << what << ", level entry " << i;
-    EXPECT_EQ(x.read_misses, y.read_misses) << what << ", level entry " << i;
-    EXPECT_EQ(x.write_hits, y.write_hits) << what << ", level entry " << i;
-    EXPECT_EQ(x.write_misses, y.write_misses) << what << ", level entry " << i;
-    EXPECT_EQ(x.write_backs, y.write_backs) << what << ", level entry " << i;
-    EXPECT_EQ(x.invalidations, y.invalidations) << what << ", level entry " << i;
-  }
-  for (size_t core = 0; core < a.refs.size(); ++core) {
-    EXPECT_EQ(a.refs[core].reads, b.refs[core].reads) << what << ", core " << core;
-    EXPECT_EQ(a.refs[core].writes, b.refs[core].writes) << what << ", core " << core;
-    EXPECT_EQ(a.refs[core].modifies, b.refs[core].modifies) << what << ", core " << core;
-    EXPECT_EQ(a.refs[core].instructions, b.refs[core].instructions) << what << ", core " << core;
-  }
-  ASSERT_EQ(a.monitors.size(), b.monitors.size());
-  for (size_t m = 0; m < a.monitors.size(); ++m) {
-    EXPECT_EQ(a.monitors[m].totals, b.monitors[m].totals) << what << ", monitor " << m;
-    EXPECT_EQ(a.monitors[m].bin_counts, b.monitors[m].bin_counts) << what << ", monitor " << m;
-  }
 }
 
 bool same(const Access& x, const Access& y) { return x.addr == y.addr && x.size == y.size && x.type == y.type; }
