@@ -1221,8 +1221,8 @@ size_t condense_avx512(const Access* in, size_t n, Access* out, uint32_t shift, 
   // The block before, as the window's low 8 lanes.
   __m256i prev_line = _mm256_setzero_si256(), prev_slot = _mm256_setzero_si256();
   uint32_t prev_data = 0, prev_written = 0;
-  bool prev_whole = false;  // crossed lines or mixed its high bits: no drops that look into it
-  uint64_t prev_high = 0;
+  bool prev_whole = false;  // crossed lines or had other high bits: no drops that look into it
+  __m512i high_bits = _mm512_set1_epi64(n ? int64_t(in[0].addr >> shift >> 32) : 0);
   size_t k = 0, j = 0;
   uint64_t reads = 0, writes = 0;
   for (; j + 8 <= n; j += 8) {
@@ -1239,14 +1239,15 @@ size_t condense_avx512(const Access* in, size_t n, Access* out, uint32_t shift, 
     const __mmask8 simple = _mm512_cmple_epu64_mask(type, one) & one_line;  // a read or write of one line
     const __mmask8 written = _mm512_mask_cmpeq_epi64_mask(data, type, one) | _mm512_mask_cmpeq_epi64_mask(data, type, two);
     const __mmask8 is_write = _mm512_cmpeq_epi64_mask(type, one);
-    // High bits: the same in every data lane of the block and the block before.
+    // High bits: every data lane's those of `high_bits` (then so were the
+    // block before's, unless it was whole); where not, the block is whole
+    // and its last data lane's become `high_bits`.
     const __m512i high = _mm512_srli_epi64(line, 32);
-    const uint32_t first = data ? uint32_t(__builtin_ctz(data)) : 0;
-    const uint64_t high0 = uint64_t(_mm_cvtsi128_si64(_mm512_castsi512_si128(
-        _mm512_permutexvar_epi64(_mm512_set1_epi64(int64_t(first)), high))));
-    const bool whole = (data & ~one_line) != 0 ||
-                       _mm512_mask_cmpneq_epi64_mask(data, high, _mm512_set1_epi64(int64_t(high0))) != 0;
-    const bool looks = !whole && !prev_whole && (prev_data == 0 || data == 0 || prev_high == high0);
+    const __mmask8 other_high = _mm512_mask_cmpneq_epi64_mask(data, high, high_bits);
+    if (__builtin_expect(other_high != 0, 0))
+      high_bits = _mm512_permutexvar_epi64(_mm512_set1_epi64(31 - __builtin_clz(data)), high);
+    const bool whole = (data & ~one_line) != 0 || other_high != 0;
+    const bool looks = !whole && !prev_whole;
     const __m256i line32 = _mm512_cvtepi64_epi32(line);
     const __m256i slot32 = _mm256_and_si256(line32, slots);
     uint32_t drop = 0;
@@ -1288,7 +1289,6 @@ size_t condense_avx512(const Access* in, size_t n, Access* out, uint32_t shift, 
     prev_data = data;
     prev_written = written;
     prev_whole = whole;
-    if (data) prev_high = high0;
   }
   std::memcpy(out + k, in + j, (n - j) * sizeof(Access));
   k += n - j;
