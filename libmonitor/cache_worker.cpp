@@ -95,10 +95,10 @@ bool g_split_log = false;
 // way of their L1 set are counted, not copied) while the simulation
 // thread is behind: more than kBehind chunks wait for it, so the program's
 // thread would soon wait for a free one. Condensing costs the program's
-// thread about 1.4 ns a reference where the copy costs 0.2-0.6, and
+// thread about 1.3 ns a reference where the copy costs 0.2-0.6, and
 // spares the simulation thread about half of its work on a unit-stride
-// loop: the ikj multiply ran 11-22% faster with it this way, and 17%
-// slower with it at every batch (docs/PERFORMANCE.md, "Condensed
+// loop: the ikj multiply ran 11-24% faster with it this way, and slower
+// with it at every batch (docs/PERFORMANCE.md, "Condensed
 // batches"). MRI_CACHESIM_CONDENSE=0 never condenses, =1 condenses every
 // whole batch; unset or auto, as above. (Batches sorted by part for a
 // split are not condensed.)
@@ -109,7 +109,7 @@ constexpr uint64_t kBehind = kChunks / 4;
 std::atomic<uint64_t> g_sim_ticks{0}, g_sim_refs{0};
 
 // A thread's buffers for sorting a batch by part (hand_over_sorted): part
-// 0's, then part 1's. Handed back to a pool at the thread's exit and never
+// 0's, then part 1's; the first also for condensing one (hand_over). Handed back to a pool at the thread's exit and never
 // freed: the main thread's last batch is handed over after its
 // thread-local destructors ran (Monitor_Final, at the process's exit).
 struct SortBuffers {
@@ -424,7 +424,13 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
     const bool behind = w.reserved.load(std::memory_order_relaxed) - w.completed.load(std::memory_order_relaxed) > kBehind;
     if (part == kAllParts &&
         (g_condense == Condense::kAlways || (g_condense == Condense::kBehind && behind))) {
-      kept = h->condense(refs, take, c->refs, &c->dropped);
+      // Into this thread's own buffer, then copied: condensing straight
+      // into the chunk, whose lines the simulation thread's CPU read
+      // last, took 1.8 ns a reference, and this 1.3 (the multiply 7%
+      // faster).
+      sim::Access* const local = sort_buffers();
+      kept = h->condense(refs, take, local, &c->dropped);
+      std::memcpy(c->refs, local, kept * sizeof(sim::Access));
     } else {
       std::memcpy(c->refs, refs, take * sizeof(sim::Access));
       c->dropped = sim::Condensed{};
