@@ -109,9 +109,10 @@ constexpr uint64_t kBehind = kChunks / 4;
 std::atomic<uint64_t> g_sim_ticks{0}, g_sim_refs{0};
 
 // A thread's buffers for sorting a batch by part (hand_over_sorted): part
-// 0's, then part 1's; the first also for condensing one (hand_over). Handed back to a pool at the thread's exit and never
-// freed: the main thread's last batch is handed over after its
-// thread-local destructors ran (Monitor_Final, at the process's exit).
+// 0's, then part 1's; the first also for condensing one (hand_over).
+// Handed back to a pool at the thread's exit and never freed: the main
+// thread's last batch is handed over after its thread-local destructors
+// ran (Monitor_Final, at the process's exit).
 struct SortBuffers {
   SortBuffers* next = nullptr;
   sim::Access refs[2 * kChunkRefs];
@@ -232,8 +233,10 @@ void start_worker() {
   const char* log = std::getenv("MRI_CACHESIM_SPLIT_LOG");
   g_split_log = log && std::strcmp(log, "1") == 0;
   // (libmri refuses other values than 0, 1 and auto at the load.)
-  if (const char* c = std::getenv("MRI_CACHESIM_CONDENSE"); c && std::strcmp(c, "0") == 0) g_condense = Condense::kNever;
-  else if (c && std::strcmp(c, "1") == 0) g_condense = Condense::kAlways;
+  if (const char* c = std::getenv("MRI_CACHESIM_CONDENSE"); c && std::strcmp(c, "0") == 0)
+    g_condense = Condense::kNever;
+  else if (c && std::strcmp(c, "1") == 0)
+    g_condense = Condense::kAlways;
   const bool wanted = !off && (g_forced || g_cpus >= 2);
   if (!wanted) return;
   g_worker = new Worker;
@@ -421,9 +424,9 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
     Chunk* c = take_slot(w);
     size_t kept = take;
     // (Chunks reserved and not yet simulated, this one included.)
-    const bool behind = w.reserved.load(std::memory_order_relaxed) - w.completed.load(std::memory_order_relaxed) > kBehind;
+    const uint64_t waiting = w.reserved.load(std::memory_order_relaxed) - w.completed.load(std::memory_order_relaxed);
     if (part == kAllParts &&
-        (g_condense == Condense::kAlways || (g_condense == Condense::kBehind && behind))) {
+        (g_condense == Condense::kAlways || (g_condense == Condense::kBehind && waiting > kBehind))) {
       // Into this thread's own buffer, then copied: condensing straight
       // into the chunk, whose lines the simulation thread's CPU read
       // last, took 1.8 ns a reference, and this 1.3 (the multiply 7%

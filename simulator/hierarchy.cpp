@@ -1237,7 +1237,8 @@ size_t condense_avx512(const Access* in, size_t n, Access* out, uint32_t shift, 
     const __mmask8 one_line = _mm512_cmpeq_epi64_mask(line, _mm512_srl_epi64(last_byte, vshift));
     const __mmask8 data = _mm512_cmpneq_epi64_mask(type, three);
     const __mmask8 simple = _mm512_cmple_epu64_mask(type, one) & one_line;  // a read or write of one line
-    const __mmask8 written = _mm512_mask_cmpeq_epi64_mask(data, type, one) | _mm512_mask_cmpeq_epi64_mask(data, type, two);
+    const __mmask8 written =  // writes and modifies
+        _mm512_mask_cmpeq_epi64_mask(data, type, one) | _mm512_mask_cmpeq_epi64_mask(data, type, two);
     const __mmask8 is_write = _mm512_cmpeq_epi64_mask(type, one);
     // High bits: every data lane's those of `high_bits` (then so were the
     // block before's, unless it was whole); where not, the block is whole

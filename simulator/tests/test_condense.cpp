@@ -95,7 +95,8 @@ std::vector<Access> walks(size_t n, uint64_t seed) {
       s.push_back({(p | 63) - 3, 8, AccessType(r.below(2))});  // across two lines
     } else if (pick < 33) {
       // Far away: a stack, or the same low 32 bits of the line number as p.
-      const uint64_t far = r.below(2) ? 0x7ffc'0000'0000ull + (r.below(1 << 16) & ~uint64_t{7}) : (p & ~uint64_t{7}) + (uint64_t{1} << 38);
+      const uint64_t far = r.below(2) ? 0x7ffc'0000'0000ull + (r.below(1 << 16) & ~uint64_t{7})
+                                      : (p & ~uint64_t{7}) + (uint64_t{1} << 38);
       s.push_back({far, 8, AccessType(r.below(2))});
     } else if (pick < 40) {
       // Lines 64 sets apart (4 KiB): one set (or slot), until the ways run out.
