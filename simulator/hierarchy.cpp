@@ -1196,7 +1196,7 @@ constexpr KeepFront kKeepFront;
 // left whole. So is any window whose lines differ above their low 32 bits
 // (the lines are compared as 32-bit numbers). Instruction fetches do not
 // touch the data levels and take no part. The last n % 8 references are
-// kept. About 1.4 ns a reference on the Zen 5 host (sim_throughput's
+// kept. About 1.1 ns a reference on the Zen 5 host (sim_throughput's
 // condense rungs), where the simulation takes 1.6-2.5 on such a stream.
 #define MRI_CONDENSE_TARGET __attribute__((target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq,avx512vpopcntdq,bmi2")))
 
