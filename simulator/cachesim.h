@@ -269,7 +269,7 @@ class Hierarchy {
   // (its row of A), none of a random stream's.
   size_t condense(const Access* in, size_t n, Access* out, Condensed* dropped) const;
   // Whether condense() can drop anything on this CPU: it needs AVX-512
-  // (F, CD, VL, BW, DQ, VPOPCNTDQ) and BMI2; without, it copies.
+  // (F, CD, VPOPCNTDQ); without, it copies.
   static bool can_condense();
   // One reference; the same as a batch of one (the mutex costs ~20 ns).
   void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);

@@ -1198,7 +1198,7 @@ constexpr KeepFront kKeepFront;
 // touch the data levels and take no part. The last n % 8 references are
 // kept. About 1.1 ns a reference on the Zen 5 host (sim_throughput's
 // condense rungs), where the simulation takes 1.6-2.5 on such a stream.
-#define MRI_CONDENSE_TARGET __attribute__((target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq,avx512vpopcntdq,bmi2")))
+#define MRI_CONDENSE_TARGET __attribute__((target("avx512f,avx512cd,avx512vpopcntdq")))
 
 // (GCC 12's AVX-512 shifts start from an undefined vector, which
 // -Wmaybe-uninitialized takes for a use of one.)
@@ -1301,9 +1301,7 @@ size_t condense_avx512(const Access* in, size_t n, Access* out, uint32_t shift, 
 
 bool condense_supported() {
   static const bool supported = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
-                                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-                                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vpopcntdq") &&
-                                __builtin_cpu_supports("bmi2");
+                                __builtin_cpu_supports("avx512vpopcntdq");
   return supported;
 }
 #else
