@@ -68,8 +68,7 @@ struct Chunk {
   uint32_t core = 0;
   uint32_t part = 0;  // simulate_part(part), or kAllParts: simulate()
   size_t n = 0;
-  size_t handed = 0;       // references handed over (n without the dropped)
-  sim::Condensed dropped;  // references condensed out (Hierarchy::condense)
+  sim::Condensed dropped;  // references condensed out (Hierarchy::condense), not among the n
   std::atomic<bool> ready{false};  // filled: the worker may take it
   sim::Access refs[kChunkRefs];
 };
@@ -191,7 +190,7 @@ struct Worker {
         const uint64_t t0 = ticks();
         c->h->simulate(c->core, c->refs, c->n, c->dropped);
         g_sim_ticks.fetch_add(ticks() - t0, std::memory_order_relaxed);
-        g_sim_refs.fetch_add(c->handed, std::memory_order_relaxed);
+        g_sim_refs.fetch_add(c->n + c->dropped.reads + c->dropped.writes, std::memory_order_relaxed);
       } else {
         c->h->simulate_part(c->part, c->core, c->refs, c->n);
       }
@@ -415,12 +414,13 @@ Chunk* take_slot(Worker& w) {
   return &w.chunks[slot % kChunks];
 }
 
-void publish(Worker& w, Chunk* c, sim::Hierarchy* h, uint32_t core, uint32_t part, size_t n, size_t handed) {
+void publish(Worker& w, Chunk* c, sim::Hierarchy* h, uint32_t core, uint32_t part, size_t n,
+             const sim::Condensed& dropped = {}) {
   c->h = h;
   c->core = core;
   c->part = part;
   c->n = n;
-  c->handed = handed;
+  c->dropped = dropped;
   c->ready.store(true);
   wake(w.mu, w.work, w.work_sleepers);
 }
@@ -432,6 +432,7 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
     const size_t take = n < kChunkRefs ? n : kChunkRefs;
     Chunk* c = take_slot(w);
     size_t kept = take;
+    sim::Condensed dropped;
     // (Chunks reserved and not yet simulated, this one included.)
     const uint64_t waiting = w.reserved.load(std::memory_order_relaxed) - w.completed.load(std::memory_order_relaxed);
     if (part == kAllParts && !t_condensing &&
@@ -443,14 +444,13 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
       // copied: the buffer is in use.)
       t_condensing = true;
       sim::Access* const local = sort_buffers();
-      kept = h->condense(refs, take, local, &c->dropped);
+      kept = h->condense(refs, take, local, &dropped);
       std::memcpy(c->refs, local, kept * sizeof(sim::Access));
       t_condensing = false;
     } else {
       std::memcpy(c->refs, refs, take * sizeof(sim::Access));
-      c->dropped = sim::Condensed{};
     }
-    publish(w, c, h, core, part, kept, take);
+    publish(w, c, h, core, part, kept, dropped);
     if (part == kAllParts) t_whole_pending = true;
     refs += take;
     n -= take;
@@ -481,8 +481,7 @@ void hand_over_sorted(sim::Hierarchy* h, uint32_t core, const sim::Access* refs,
     }
     Chunk* c = take_slot(w);
     std::memcpy(c->refs, part1, n1 * sizeof(sim::Access));
-    c->dropped = sim::Condensed{};
-    publish(w, c, h, core, 1, n1, n1);
+    publish(w, c, h, core, 1, n1);
     if (t_whole_pending) cache_drain();  // once, after a split: the whole batches before this one first
     if (n0 > 0) h->simulate_part(0, core, part0, n0);
     refs += take;

@@ -1312,14 +1312,9 @@ bool condense_supported() { return false; }
 bool Hierarchy::can_condense() { return condense_supported(); }
 
 size_t Hierarchy::condense(const Access* in, size_t n, Access* out, Condensed* dropped) const {
-  const Impl& s = *parts_[0];
-  if (!s.condensable.load(std::memory_order_relaxed)) {
-    std::memcpy(out, in, n * sizeof(Access));
-    *dropped = Condensed{};
-    return n;
-  }
 #if defined(__x86_64__)
-  if (condense_supported())
+  const Impl& s = *parts_[0];
+  if (s.condensable.load(std::memory_order_relaxed) && condense_supported())
     return condense_avx512(in, n, out, s.data[0].line_shift, uint32_t(s.data[0].set_mask & 63), s.data[0].ways,
                            dropped);
 #endif
