@@ -11,10 +11,13 @@
 # coherent) or program (the program rung's hierarchy and monitor); the
 # default is ijk and ikj with each of the first three, and vector,program.
 # For each, `sim_throughput --replay=STREAM,CONFIG,N` runs under callgrind
-# with 1 and with 3 passes over the stream, counting only inside
-# Hierarchy::simulate; the difference over two passes' references is the
-# warm caches' cost of a reference (the first pass fills the caches). About
-# 10 s a line. Exit status 1 when a run failed.
+# with 1 and with 3 passes over the stream, counting only inside the
+# bench's replay_pass (its calls of Hierarchy::simulate); the difference
+# over two passes' references is the warm caches' cost of a reference (the
+# first pass fills the caches). Valgrind does not offer AVX-512 to the
+# program, so these are the counts of the scalar kernels
+# (Hierarchy::vector_lookups). About 10 s a line. Exit status 1 when a run
+# failed.
 set -euo pipefail
 
 if [[ $# -lt 1 ]]; then
@@ -31,9 +34,9 @@ command -v valgrind >/dev/null || { echo "sim_instructions: valgrind not found" 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-count() {  # count CASE PASSES: instructions inside simulate(); prints "IR REFS"
+count() {  # count CASE PASSES: instructions inside replay_pass(); prints "IR REFS"
   local log=$tmp/run.log
-  if ! valgrind --tool=callgrind --toggle-collect='mri::sim::Hierarchy::simulate*' \
+  if ! valgrind --tool=callgrind --toggle-collect='*replay_pass*' \
       --callgrind-out-file="$tmp/out" "$bin" --replay="$1,$2" >"$log" 2>&1; then
     echo "sim_instructions: $1: the run failed:" >&2
     tail -5 "$log" >&2

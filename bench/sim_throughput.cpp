@@ -96,8 +96,10 @@ constexpr const char* kThreeLevels = "L1:32K,8,64,lru;L2:1M,16,64,lru;L3:32M,16,
 constexpr const char* kTwoCores = "L1:32K,8,64,lru;L2:1M,16,64,lru;L3:32M,16,64,lru,shared;cores=2";
 
 // One pass of `stream` through `h`, in batches of 4096 references (the
-// batch size of the in-application adapter).
-void replay_pass(mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
+// batch size of the in-application adapter). Not inline: it is what
+// bench/sim_instructions.sh counts (simulate() enters its kernel by a tail
+// call, which Valgrind's --toggle-collect does not follow).
+__attribute__((noinline)) void replay_pass(mri::sim::Hierarchy& h, const std::vector<Access>& stream) {
   constexpr size_t kBatch = 4096;
   for (size_t i = 0; i < stream.size(); i += kBatch)
     h.simulate(0, stream.data() + i, std::min(kBatch, stream.size() - i));

@@ -171,6 +171,7 @@ int cache_configuration_for_load(std::string& text) {
     return fail("MRI_CACHESIM_CONDENSE=\"%s\": 0 (never), 1 (every batch handed to the simulation thread) or auto "
                 "(while that thread is behind: the default)",
                 c);
+  if (const std::string e = sim::Hierarchy::vector_setting_error(); !e.empty()) return fail("%s", e.c_str());
   const char* log = std::getenv("MRI_CACHESIM_SPLIT_LOG");
   if (log && *log && std::strcmp(log, "0") != 0 && std::strcmp(log, "1") != 0)
     return fail("MRI_CACHESIM_SPLIT_LOG=\"%s\": 0 (quiet) or 1 (a line on the program's stderr for each window of "

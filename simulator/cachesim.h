@@ -271,6 +271,16 @@ class Hierarchy {
   // Whether condense() can drop anything on this CPU: it needs AVX-512
   // (F, CD, VPOPCNTDQ); without, it copies.
   static bool can_condense();
+  // Whether the kernels search the sets of an L1 and L2 of 8, 12 or 16
+  // ways (64-byte lines, an L1 of 64 sets, both LRU) with AVX-512 vector
+  // compares: on CPUs with AVX-512F, unless MRI_CACHESIM_VECTOR=0 is set
+  // (read once). The results are the same either way.
+  static bool vector_lookups();
+  // "" when MRI_CACHESIM_VECTOR is unset, empty, 0 or 1, else what is
+  // wrong with it: for the tools that check the environment up front
+  // (mri-cachesim, MRI_Application_Load). Any value other than 0 counts as
+  // 1 in vector_lookups().
+  static std::string vector_setting_error();
   // One reference; the same as a batch of one (the mutex costs ~20 ns).
   void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);
   // Split hierarchies. parts() is 1 or 2. The part of the line holding

@@ -13,6 +13,9 @@
 // hierarchy or its monitors change (never per access): {default,
 // cachegrind-compatible} x {no monitor enabled, some monitor enabled}, and
 // for the default one with monitors, whether any counts L1 hits. The
+// default one has versions for common geometries (default_kernel), with
+// their sets searched by AVX-512 compares where the CPU has it
+// (run_default_vec, lookup_lru_vec). The
 // default kernel's loop handles an L1 hit of a read, or of a write to a line
 // that is already dirty, inline; everything else goes to the out-of-line
 // general path. On the matrix-multiply streams of bench/sim_throughput.cpp
@@ -26,6 +29,7 @@
 // monitor changes go to all of them.
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -239,6 +243,66 @@ __attribute__((always_inline)) inline int lookup_lru_after_two(uint64_t* set, ui
   return lookup_lru_unrolled<2>(set, key, victim, std::make_index_sequence<W - 2>{});
 }
 
+#if defined(__x86_64__)
+// lookup_lru for a set of W ways (8, 12 or 16) with AVX-512: the whole set
+// compared at once, and reordered by shifting it one way down from way 0
+// to the line's way (or the last) in a few whole-vector moves. Unlike
+// lookup_lru, a miss leaves way 0 holding `key`, the line clean, as the
+// LRU read path fills it (read_l1_l2, kVec): one vector store per half,
+// with no 8-byte store into it that the set's next vector load would wait
+// for. The set starts on a 64-byte boundary (W 8 or 16) or a 32-byte one
+// (12). Not always_inline: a function compiled for AVX-512 cannot be forced
+// into one that is not (read_level); run_default_vec, compiled for it,
+// flattens it in. On the ijk stream, where half the references miss L1 and find their line
+// 8 deep in L2, a miss costs about 30 instructions instead of about 130.
+#define MRI_VECTOR_TARGET __attribute__((target("avx512f")))
+// (GCC 12's AVX-512 shifts start from an undefined vector, which
+// -Wmaybe-uninitialized takes for a use of one.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <uint32_t W>
+MRI_VECTOR_TARGET inline int lookup_lru_vec(uint64_t* set, uint64_t key, uint64_t* victim) {
+  static_assert(W == 8 || W == 12 || W == 16);
+  const __m512i k = _mm512_set1_epi64(int64_t(key));
+  const __m512i care = _mm512_set1_epi64(int64_t(~kDirty));  // a way holds the line clean or dirty
+  const __m512i v0 = _mm512_loadu_si512(set);
+  // Ways 8 .. W-1 (none for W 8); a 12-way set's last four only.
+  constexpr __mmask8 kHigh = W == 16 ? 0xff : 0x0f;
+  __m512i v1 = _mm512_setzero_si512();
+  if constexpr (W > 8) v1 = _mm512_maskz_loadu_epi64(kHigh, set + 8);
+  uint32_t m = _mm512_testn_epi64_mask(_mm512_xor_si512(v0, k), care);
+  if constexpr (W > 8) m |= uint32_t(_mm512_mask_testn_epi64_mask(kHigh, _mm512_xor_si512(v1, k), care)) << 8;
+  // Way 7 moved into way 8, the rest of the second half one down.
+  const __m512i s1 = W > 8 ? _mm512_alignr_epi64(v1, v0, 7) : v1;
+  if (m == 0) {
+    *victim = set[W - 1];
+    _mm512_storeu_si512(set, _mm512_alignr_epi64(v0, k, 7));  // key, ways 0 .. 6
+    if constexpr (W > 8) _mm512_mask_storeu_epi64(set + 8, kHigh, s1);
+    return -1;
+  }
+  const uint32_t w = uint32_t(std::countr_zero(m));
+  const __m512i e = _mm512_set1_epi64(int64_t(set[w]));
+  const uint32_t upto = (2u << w) - 1;  // ways 0 .. w take the shifted words
+  _mm512_storeu_si512(set, _mm512_mask_blend_epi64(__mmask8(upto), v0, _mm512_alignr_epi64(v0, e, 7)));
+  if constexpr (W > 8) _mm512_mask_storeu_epi64(set + 8, __mmask8(upto >> 8) & kHigh, s1);
+  return 0;
+}
+#pragma GCC diagnostic pop
+
+// Whether the kernels with vector lookups can run here (AVX-512F), and are
+// wanted: MRI_CACHESIM_VECTOR=0 keeps the scalar ones (for comparisons; the
+// results are the same).
+bool vector_lookups_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("MRI_CACHESIM_VECTOR");
+    return __builtin_cpu_supports("avx512f") && !(v && std::strcmp(v, "0") == 0);
+  }();
+  return enabled;
+}
+#else
+bool vector_lookups_enabled() { return false; }
+#endif
+
 // lookup_lru with the common associativities unrolled.
 __attribute__((always_inline)) inline int lookup_lru_any(uint64_t* set, uint32_t ways, uint64_t key, uint64_t* victim) {
   switch (ways) {
@@ -399,6 +463,14 @@ struct Hierarchy::Impl {
     if (lru_reads && nlevels >= 2 && data[0].line_shift == kFixedShift && data[0].set_mask == kFixedSets - 1 &&
         data[1].line_shift == kFixedShift) {
       const uint32_t w1 = data[0].ways, w2 = data[1].ways;
+#if defined(__x86_64__)
+      if (vector_lookups_enabled()) {
+        if (w1 == 8 && w2 == 8) return &Impl::run_default_vec<kMon, kHits, 8, 8>;
+        if (w1 == 8 && w2 == 16) return &Impl::run_default_vec<kMon, kHits, 8, 16>;
+        if (w1 == 12 && w2 == 16) return &Impl::run_default_vec<kMon, kHits, 12, 16>;
+        if (w1 == 12 && w2 == 8) return &Impl::run_default_vec<kMon, kHits, 12, 8>;
+      }
+#endif
       if (w1 == 8 && w2 == 8) return &Impl::run_default<kMon, kHits, 8, 8>;
       if (w1 == 8 && w2 == 16) return &Impl::run_default<kMon, kHits, 8, 16>;
       if (w1 == 12 && w2 == 16) return &Impl::run_default<kMon, kHits, 12, 16>;
@@ -511,8 +583,10 @@ struct Hierarchy::Impl {
   // each copy is removed, a dirty one written back to the shared levels
   // first. Otherwise (a read leaves `core`'s private levels): dirty copies
   // are written back and stay as clean copies.
+  // (noinline here and in evicted(): the cold paths stay out of
+  // run_default_vec, which flattens everything else in.)
   template <bool kMon, bool kInvalidate>
-  void visit_others(uint32_t core, uint64_t addr) {
+  __attribute__((noinline)) void visit_others(uint32_t core, uint64_t addr) {
     for (uint32_t lvl = 0; lvl < first_single; ++lvl) {
       Cache& c = data[lvl];
       const uint32_t mine = c.instance_of(core);
@@ -560,7 +634,7 @@ struct Hierarchy::Impl {
 
   // `victim` left level `lvl`: a dirty line is written back.
   template <bool kMon>
-  void evicted(uint32_t core, uint32_t lvl, uint64_t victim) {
+  __attribute__((noinline)) void evicted(uint32_t core, uint32_t lvl, uint64_t victim) {
     if (victim != kInvalid && (victim & kDirty)) {
       const uint64_t victim_addr = (victim >> 1) << data[lvl].line_shift;
       ++raw(core, lvl).write_backs;
@@ -798,13 +872,21 @@ struct Hierarchy::Impl {
   // W: the level's ways when the kernel knows them, else 0.
   // kAfterTwo: *set is given, its ways 0 and 1 known not to hold the line
   // (kStopMissed; W >= 2).
-  template <bool kMon, uint32_t W, bool kAfterTwo = false>
+  // kVec: W is 8, 12 or 16 and the kernel is compiled for AVX-512
+  // (run_default_vec): the set is searched with lookup_lru_vec, and a miss
+  // leaves the line in way 0 already.
+  template <bool kMon, uint32_t W, bool kAfterTwo = false, bool kVec = false>
   __attribute__((always_inline)) inline bool read_level(uint32_t core, uint32_t lvl, uint64_t addr, ReadPath& p,
                                                          uint64_t** set, uint64_t* victim) {
     const uint64_t line = addr >> (W != 0 ? kFixedShift : p.shift[lvl]);
     const uint64_t mask = W != 0 && lvl == 0 ? kFixedSets - 1 : p.mask[lvl];
     if constexpr (!kAfterTwo) *set = p.base[lvl] + (line & mask) * (W != 0 ? W : p.ways[lvl]);
     int found;
+#if defined(__x86_64__)
+    if constexpr (kVec)
+      found = lookup_lru_vec<W>(*set, line << 1, victim);
+    else
+#endif
     if constexpr (kAfterTwo)
       found = lookup_lru_after_two<W>(*set, line << 1, victim);
     else if constexpr (W != 0)
@@ -828,19 +910,23 @@ struct Hierarchy::Impl {
   // in `p`.
   // kAfterTwo: set1 is the line's L1 set, whose ways 0 and 1 the inline
   // path found without it (kStopMissed).
-  template <bool kMon, uint32_t W1, uint32_t W2, bool kAfterTwo = false>
+  // kVec: the kernel is compiled for AVX-512 and W1, W2 are known; both
+  // levels fill way 0 in the lookup (read_level), before the levels below
+  // see the reference, which no one looks at meanwhile (they are other
+  // sets and other instances).
+  template <bool kMon, uint32_t W1, uint32_t W2, bool kAfterTwo = false, bool kVec = false>
   __attribute__((always_inline)) inline void read_l1_l2(uint32_t core, uint64_t addr, ReadPath& p,
                                                         uint64_t* set1 = nullptr) {
     uint64_t* set2;
     uint64_t victim1 = kInvalid, victim2 = kInvalid;
-    if (read_level<kMon, W1, kAfterTwo>(core, 0, addr, p, &set1, &victim1)) return;
+    if (read_level<kMon, W1, kAfterTwo, kVec>(core, 0, addr, p, &set1, &victim1)) return;
     // (The kernels with fixed ways have two levels or more.)
-    if ((W2 != 0 || nlevels > 1) && !read_level<kMon, W2>(core, 1, addr, p, &set2, &victim2)) {
+    if ((W2 != 0 || nlevels > 1) && !read_level<kMon, W2, false, kVec>(core, 1, addr, p, &set2, &victim2)) {
       if (nlevels > 2) ref_line<kMon>(core, 2, addr, kOpRead);
-      set2[0] = (addr >> (W2 != 0 ? kFixedShift : p.shift[1])) << 1;
+      if constexpr (!kVec) set2[0] = (addr >> (W2 != 0 ? kFixedShift : p.shift[1])) << 1;
       if (victim2 & kDirty) evicted<kMon>(core, 1, victim2);
     }
-    set1[0] = (addr >> (W1 != 0 ? kFixedShift : p.shift[0])) << 1;
+    if constexpr (!kVec) set1[0] = (addr >> (W1 != 0 ? kFixedShift : p.shift[0])) << 1;
     if (victim1 & kDirty) evicted<kMon>(core, 0, victim1);
   }
 
@@ -851,8 +937,9 @@ struct Hierarchy::Impl {
   // million references/s).
   // W1, W2: the ways of L1 and L2 when known at compile time
   // (default_kernel), else 0.
-  template <bool kMon, bool kHits = kMon, uint32_t W1 = 0, uint32_t W2 = 0>
-  void run_default(uint32_t core, const Access* accesses, size_t n) {
+  // kVec: compiled for AVX-512 (run_default_vec), with vector lookups.
+  template <bool kMon, bool kHits = kMon, uint32_t W1 = 0, uint32_t W2 = 0, bool kVec = false>
+  __attribute__((always_inline)) inline void run_default_body(uint32_t core, const Access* accesses, size_t n) {
     Cache& l1 = data[0];
     uint64_t* const base = l1.core_base[core];
     ReadPath p = read_path(core);
@@ -867,10 +954,10 @@ struct Hierarchy::Impl {
       const Access& a = *it;
       if (W1 >= 2 && lru && stop == kStopMissed) {  // a read: the inline path compared ways 0 and 1
         ++reads;
-        read_l1_l2<kMon, W1, W2, (W1 >= 2)>(core, a.addr, p, set1);
+        read_l1_l2<kMon, W1, W2, (W1 >= 2), kVec>(core, a.addr, p, set1);
       } else if (lru && a.type == kRead && stop != kStopOther) {
         ++reads;
-        read_l1_l2<kMon, W1, W2>(core, a.addr, p);
+        read_l1_l2<kMon, W1, W2, false, kVec>(core, a.addr, p);
       } else {
         ++others;
         general_access<kMon>(core, a);
@@ -890,6 +977,24 @@ struct Hierarchy::Impl {
     refs[core].reads += hits - write_hits + reads;
     refs[core].writes += write_hits;
   }
+
+  template <bool kMon, bool kHits = kMon, uint32_t W1 = 0, uint32_t W2 = 0>
+  void run_default(uint32_t core, const Access* accesses, size_t n) {
+    run_default_body<kMon, kHits, W1, W2>(core, accesses, n);
+  }
+
+#if defined(__x86_64__)
+  // run_default with the sets of L1 and L2 searched by lookup_lru_vec,
+  // compiled for AVX-512F and chosen at run time (vector_lookups_enabled).
+  // `flatten` brings lookup_lru_vec in: a function compiled for AVX-512
+  // cannot be forced inline into one that is not, and the body is shared
+  // with run_default. What the body keeps out of line (general_access,
+  // note_slow) stays out of line.
+  template <bool kMon, bool kHits, uint32_t W1, uint32_t W2>
+  MRI_VECTOR_TARGET __attribute__((flatten)) void run_default_vec(uint32_t core, const Access* accesses, size_t n) {
+    run_default_body<kMon, kHits, W1, W2, true>(core, accesses, n);
+  }
+#endif
 
   // ------------------------------------------------------------ cachegrind
 
@@ -1310,6 +1415,15 @@ bool condense_supported() { return false; }
 }  // namespace
 
 bool Hierarchy::can_condense() { return condense_supported(); }
+
+bool Hierarchy::vector_lookups() { return vector_lookups_enabled(); }
+
+std::string Hierarchy::vector_setting_error() {
+  const char* v = std::getenv("MRI_CACHESIM_VECTOR");
+  if (!v || !*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0) return "";
+  return std::string("MRI_CACHESIM_VECTOR=\"") + v +
+         "\": 0 (search the cache sets one way at a time) or 1 (with AVX-512 where the CPU has it: the default)";
+}
 
 size_t Hierarchy::condense(const Access* in, size_t n, Access* out, Condensed* dropped) const {
 #if defined(__x86_64__)

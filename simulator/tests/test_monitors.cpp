@@ -2,6 +2,11 @@
 // the cache state stays warm.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "cachesim.h"
 
 namespace {
@@ -309,6 +314,76 @@ TEST(Monitors, RejectsBadSpecs) {
   EXPECT_EQ(error, "a whole-address-space monitor has exactly 1 bin, not 2");
   spec.bins = 1;
   EXPECT_GE(h->add_monitor(spec, &error), 0);
+}
+
+// The kernels for the common geometries (an L1 of 64 sets of 8 or 12 ways
+// over an L2 of 8 or 16, 64-byte lines; with AVX-512 their sets are
+// searched with vector compares, Hierarchy::vector_lookups) report every
+// event of their read path to the monitors: a monitor of the whole address
+// space counts exactly what the levels count, with and without L1 hits
+// among its events (the inline path leaves monitored hits to the general
+// path only when they are counted). CTest runs this suite with
+// MRI_CACHESIM_VECTOR=0 too.
+TEST(Monitors, CommonGeometriesReportEveryEvent) {
+  for (const char* text : {"L1:32K,8,64;L2:256K,8,64", "L1:32K,8,64;L2:512K,16,64", "L1:48K,12,64;L2:1M,16,64",
+                           "L1:48K,12,64;L2:256K,8,64"}) {
+    for (bool hits : {true, false}) {
+      const std::string what = std::string(text) + (hits ? ", hits counted" : ", misses only");
+      auto h = make(text);
+      MonitorSpec spec;
+      spec.whole_address_space = true;
+      for (uint8_t level : {uint8_t{0}, uint8_t{1}}) {
+        spec.events.push_back({level, EventKind::kReadMiss});
+        spec.events.push_back({level, EventKind::kWriteMiss});
+        spec.events.push_back({level, EventKind::kWriteBack});
+        if (hits || level == 1) {
+          spec.events.push_back({level, EventKind::kReadHit});
+          spec.events.push_back({level, EventKind::kWriteHit});
+        }
+      }
+      std::string error;
+      const int id = h->add_monitor(spec, &error);
+      ASSERT_GE(id, 0) << error;
+      // Hot and cold regions over a span four times L2: hits and misses
+      // at both levels, deep in the sets too.
+      std::vector<mri::sim::Access> batch;
+      uint64_t x = 88172645463325252ull;  // xorshift64
+      for (int i = 0; i < 300000; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        const uint64_t span = (x >> 40) % 4 == 0 ? 4u << 20 : (x >> 40) % 4 == 1 ? 64u << 10 : 16u << 10;
+        const uint64_t addr = 0x1000000 + ((x >> 8) % span & ~uint64_t{7});
+        batch.push_back({addr, 8, (x >> 20) % 10 < 3 ? mri::sim::kWrite : mri::sim::kRead});
+      }
+      for (size_t i = 0; i < batch.size(); i += 4096)
+        h->simulate(0, batch.data() + i, std::min<size_t>(4096, batch.size() - i));
+      const MonitorResult r = result(*h, id);
+      for (size_t e = 0; e < r.events.size(); ++e) {
+        const mri::sim::LevelCounters c = h->counters(0, r.events[e].level);
+        const uint64_t expected[] = {c.read_hits, c.read_misses, c.write_hits, c.write_misses, c.write_backs};
+        const auto kind = size_t(r.events[e].kind);
+        EXPECT_EQ(r.totals[e], expected[kind]) << what << ", level " << r.events[e].level + 1 << " "
+                                               << mri::sim::event_kind_name(r.events[e].kind);
+        EXPECT_GT(r.totals[e], 1000u) << what << ", level " << r.events[e].level + 1 << " "
+                                      << mri::sim::event_kind_name(r.events[e].kind);
+      }
+    }
+  }
+}
+
+// What the kernels use follows the CPU and MRI_CACHESIM_VECTOR.
+TEST(Monitors, VectorLookupsFollowTheEnvironment) {
+  const char* v = std::getenv("MRI_CACHESIM_VECTOR");
+  if (v && std::string(v) == "0") {
+    EXPECT_FALSE(Hierarchy::vector_lookups());
+  } else {
+#if defined(__x86_64__)
+    EXPECT_EQ(Hierarchy::vector_lookups(), bool(__builtin_cpu_supports("avx512f")));
+#else
+    EXPECT_FALSE(Hierarchy::vector_lookups());
+#endif
+  }
 }
 
 }  // namespace

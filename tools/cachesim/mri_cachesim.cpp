@@ -56,7 +56,9 @@ const char kUsage[] =
     "                        terminal); --no-progress turns it off\n"
     "  -h, --help            this text\n"
     "Without --config the hierarchy is this machine's (hwloc or sysconf).\n"
-    "Exit status: 0 done, 1 unreadable or malformed trace, 2 bad command line.\n";
+    "MRI_CACHESIM_VECTOR=0 searches the cache sets without AVX-512 (same results).\n"
+    "Exit status: 0 done, 1 unreadable or malformed trace, 2 bad command line or\n"
+    "environment.\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "mri-cachesim: %s (see --help)\n", message.c_str());
@@ -284,6 +286,10 @@ class Progress {
 
 int main(int argc, char** argv) {
   const Options opt = parse_options(argc, argv);
+  if (const std::string e = mri::sim::Hierarchy::vector_setting_error(); !e.empty()) {
+    std::fprintf(stderr, "mri-cachesim: %s\n", e.c_str());
+    return 2;
+  }
   std::string source;
   const HierarchyConfig config = build_config(opt, &source);
   std::string error;

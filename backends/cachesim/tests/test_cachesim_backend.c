@@ -970,6 +970,9 @@ static void test_bad_configuration(void **state)
     const char *bad_condenses[] = {"2", "yes", "Auto", "1 "};
     expect_refused("MRI_CACHESIM_CONDENSE", bad_condenses, sizeof bad_condenses / sizeof *bad_condenses,
                    "0 (never), 1 (every batch", argv);
+    /* Whether the simulator searches sets with AVX-512: 0 or 1. */
+    const char *bad_vectors[] = {"yes", "2", "auto"};
+    expect_refused("MRI_CACHESIM_VECTOR", bad_vectors, 3, "0 (search the cache sets one way at a time)", argv);
     /* Whether the automatic split says what it does: 0 or 1. */
     const char *bad_logs[] = {"yes", "2"};
     expect_refused("MRI_CACHESIM_SPLIT_LOG", bad_logs, 2, "0 (quiet) or 1", argv);
