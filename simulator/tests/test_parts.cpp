@@ -303,6 +303,10 @@ TEST(Parts, SumOfPartsEqualsOneHierarchy) {
   expect_split_exact("L1:2K,4,64;L2:8K,8,64;L3:32K,8,64,shared;I1:1K,2,64;cores=2");
   // FIFO, write-through and no-write-allocate: the general path only.
   expect_split_exact("L1:2K,4,64,fifo,wt,nwa;L2:16K,8,64,shared;cores=2");
+  // Levels with more sets than a 4 KiB page of tags holds: where the sets
+  // are searched with vector compares, they lie in the array in another
+  // order (hierarchy.cpp, Cache::position), which unsplit() must follow.
+  expect_split_exact("L1:2K,4,64;L2:256K,8,64;L3:512K,16,64,shared;cores=2");
 }
 
 // Levels with 1 MiB of tags or more have one array that both parts use
