@@ -283,8 +283,9 @@ __attribute__((always_inline)) inline int lookup_lru_after_two(uint64_t* set, ui
 // for. The set starts on a 64-byte boundary (W 8 or 16) or a 32-byte one
 // (12). Not always_inline: a function compiled for AVX-512 cannot be forced
 // into one that is not (read_level); run_default_vec, compiled for it,
-// flattens it in. On the ijk stream, where half the references miss L1 and find their line
-// 8 deep in L2, a miss costs about 30 instructions instead of about 130.
+// flattens it in. On the ijk stream, where half the references miss L1 and
+// find their line 8 deep in L2, a miss costs about 30 instructions instead
+// of about 130.
 #define MRI_VECTOR_TARGET __attribute__((target("avx512f")))
 // (GCC 12's AVX-512 shifts start from an undefined vector, which
 // -Wmaybe-uninitialized takes for a use of one.)
@@ -450,7 +451,8 @@ struct Hierarchy::Impl {
     cores = c.cores;
     nlevels = uint32_t(c.levels.size());
     data.resize(nlevels);
-    for (uint32_t i = 0; i < nlevels; ++i) data[i].init(c.levels[i], cores, lend ? &lend->data[i] : nullptr, i > 0 && vector_lookups_enabled());
+    for (uint32_t i = 0; i < nlevels; ++i)
+      data[i].init(c.levels[i], cores, lend ? &lend->data[i] : nullptr, i > 0 && vector_lookups_enabled());
     has_icache = c.instruction_l1.has_value();
     if (has_icache) icache.init(*c.instruction_l1, cores, lend ? &lend->icache : nullptr);
     first_single = nlevels;
@@ -916,8 +918,9 @@ struct Hierarchy::Impl {
     const uint64_t mask = W != 0 && lvl == 0 ? kFixedSets - 1 : p.mask[lvl];
     if constexpr (!kAfterTwo) {
       uint64_t at = line & mask;
-      // (Cache::position; L1's is the identity.)
-      if (W == 0 || lvl != 0) at ^= (at >> p.skew_shift[lvl]) & p.skew_mask[lvl];
+      // Cache::position. L1's is the identity, and the levels are in order
+      // where the kernels with fixed ways search them one way at a time.
+      if (W == 0 || (kVec && lvl != 0)) at ^= (at >> p.skew_shift[lvl]) & p.skew_mask[lvl];
       *set = p.base[lvl] + at * (W != 0 ? W : p.ways[lvl]);
     }
     int found;
