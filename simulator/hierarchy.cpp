@@ -83,6 +83,12 @@ struct RawCounters {
 // them (12 ways: 96 bytes).
 constexpr size_t kBorrowTagBytes = size_t{1} << 20;
 
+// Where `set` lies in its level's array (Cache::position; the read path
+// computes it from its copies of the level's skew_shift and skew_mask).
+inline uint64_t set_position(uint64_t set, uint32_t skew_shift, uint64_t skew_mask) {
+  return set ^ ((set >> skew_shift) & skew_mask);
+}
+
 // One level with all its instances.
 struct Cache {
   uint32_t line_shift = 0;  // log2(line bytes)
@@ -150,7 +156,7 @@ struct Cache {
   }
   uint32_t instance_of(uint32_t core) const { return core / cores_per_instance; }
   uint64_t* instance_base(uint32_t instance) { return first + size_t(instance) * sets * ways; }
-  uint64_t position(uint64_t set) const { return set ^ ((set >> skew_shift) & skew_mask); }
+  uint64_t position(uint64_t set) const { return set_position(set, skew_shift, skew_mask); }
   uint64_t* set_for(uint32_t instance, uint64_t line) {
     return instance_base(instance) + size_t(position(line & set_mask)) * ways;
   }
@@ -918,9 +924,9 @@ struct Hierarchy::Impl {
     const uint64_t mask = W != 0 && lvl == 0 ? kFixedSets - 1 : p.mask[lvl];
     if constexpr (!kAfterTwo) {
       uint64_t at = line & mask;
-      // Cache::position. L1's is the identity, and the levels are in order
-      // where the kernels with fixed ways search them one way at a time.
-      if (W == 0 || (kVec && lvl != 0)) at ^= (at >> p.skew_shift[lvl]) & p.skew_mask[lvl];
+      // L1's position is the identity, and the levels are in order where
+      // the kernels with fixed ways search them one way at a time.
+      if (W == 0 || (kVec && lvl != 0)) at = set_position(at, p.skew_shift[lvl], p.skew_mask[lvl]);
       *set = p.base[lvl] + at * (W != 0 ? W : p.ways[lvl]);
     }
     int found;

@@ -344,8 +344,8 @@ TEST(Monitors, CommonGeometriesReportEveryEvent) {
       std::string error;
       const int id = h->add_monitor(spec, &error);
       ASSERT_GE(id, 0) << error;
-      // Hot and cold regions over a span four times L2: hits and misses
-      // at both levels, deep in the sets too.
+      // Hot regions and a cold one of 4 MiB, at least four times L2: hits
+      // and misses at both levels, deep in the sets too.
       std::vector<mri::sim::Access> batch;
       uint64_t x = 88172645463325252ull;  // xorshift64
       for (int i = 0; i < 300000; ++i) {

@@ -746,9 +746,11 @@ static double mean_sweep(int simulate, const char *async, double *raw, double *c
     const MRI_Request_ID t = aggregate(MRI_EXECUTION_TIME, "sweep", MRI_SUM, MRI_PER_PROCESS);
     /* L1 read hits of every address: each reference then leaves the
      * kernel's inline path and is counted (a miss monitor costs the hits
-     * nothing), so simulating adds about twice what the dormant sweep
-     * takes, however fast the kernel searches its sets. Counting misses,
-     * it added 30-60% once the sets came to be searched with AVX-512. */
+     * nothing), so simulating adds at least twice what the dormant sweep
+     * takes (about 2.3 times through the callbacks, 13 times with the
+     * inline recording), however fast the kernel searches its sets.
+     * Counting misses, it added 30-60% once the sets came to be searched
+     * with AVX-512. */
     MRI_Request_ID hits = -1;
     if (simulate) hits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "main", NULL, MRI_SUM);
     run_to_end();
@@ -803,8 +805,8 @@ static const char *simulation_set(char *why, size_t size)
     }
     if (MRI_TEST_SANITIZED) return NULL; /* the figures are printed above (mri_test_helpers.h) */
     /* The shares mean something only if simulating adds time well beyond
-     * the noise (with the hits counted, about twice what the sweep itself
-     * takes; mean_sweep). Medians: one process in a few dozen ran its
+     * the noise (with the hits counted, at least twice what the sweep
+     * itself takes; mean_sweep). Medians: one process in a few dozen ran its
      * dormant sweeps a third slower. */
     const double t0 = median(dormant, SIM_RUNS), raw = median(simulated, SIM_RUNS);
     const double m = median(share, SIM_RUNS), m_async = median(share_async, SIM_RUNS);
