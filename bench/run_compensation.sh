@@ -3,7 +3,7 @@
 # 001 (Malony & Shende, section 4.1), in the layout of its Table 1.
 #
 #   bench/run_compensation.sh [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]
-#   bench/run_compensation.sh --paired BUILD_DIR [ROUNDS] [OUT_CSV]
+#   bench/run_compensation.sh --paired [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]
 #
 # --simulated: time under the cache simulator instead. The same workloads
 # built with the cache-simulator instrumentation (*_cachesim); experiments
@@ -32,17 +32,27 @@
 # mean and median, the % error of each against MO's, and the median of the
 # paired errors (each round against the mean of the MO rounds around it).
 # About 1 minute on 2 cores.
+#
+# --paired --fit FIT: the same rounds after FIT cycles of fit rounds (MO,
+# PA, MO, CA) from which compensation_eval measures what an instance costs
+# in place and sets it as the timer and callpath kinds' overhead
+# (MRI_Set_Overhead; docs/ACCURACY.md, "Calibrating against the program").
+# PA-comp and CA-comp are then compensated with the fitted values. ROUNDS
+# counts the rounds after the fit; the CSV adds the fitted values.
 set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log lines cal timer_di callpath_di
-  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns" >"$out"
+  local rounds=$1 w t log lines cal timer_di callpath_di fit_timer fit_callpath
+  local -a fit_args=()
+  [[ $fit -gt 0 ]] && fit_args=(--fit "$fit")
+  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fit_timer_ns,fit_callpath_ns" >"$out"
   for w in is_sort tree_walk jacobi; do
     for t in 1 2; do
-      printf 'run_compensation: %s, %d thread(s), %d rounds\n' "$w" "$t" "$rounds" >&2
+      printf 'run_compensation: %s, %d thread(s), %d rounds%s\n' "$w" "$t" "$rounds" \
+        "${fit_args:+ after $((4 * fit)) fit rounds}" >&2
       log=$build/bench/compensation-last.err
-      lines=$("$dir/compensation_eval" PAIRED "$rounds" -- "$dir/$w" -t "$t" 2>"$log") || {
+      lines=$("$dir/compensation_eval" PAIRED "$((rounds + 4 * fit))" "${fit_args[@]}" -- "$dir/$w" -t "$t" 2>"$log") || {
         cat "$log" >&2
         echo "run_compensation: $w -t $t, PAIRED failed" >&2
         exit 1
@@ -50,9 +60,12 @@ run_paired() {
       cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1)
       timer_di=$(echo "$cal" | awk '{print $3}')
       callpath_di=$(echo "$cal" | awk '{print $NF}')
+      fit_timer=$(sed -nE 's/^fit: timer delta_i ([0-9.]+) ns.*/\1/p' "$log")
+      fit_callpath=$(sed -nE 's/^fit: callpath delta_i ([0-9.]+) ns.*/\1/p' "$log")
       echo "$lines" | sed -E 's/round=([0-9]+) experiment=([^ ]+) raw_us=([0-9.]+) comp_us=([0-9.]+) instances=([0-9]+)/\1,\2,\3,\4,\5/' |
-        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{print w "," t "," $0 "," a "," b}' >>"$out"
-      grep calibration "$log" | sed "s/^/  /" >&2 || true
+        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" -v c="$fit_timer" -v d="$fit_callpath" \
+          '{print w "," t "," $0 "," a "," b "," c "," d}' >>"$out"
+      grep -E '^(calibration|fit:)' "$log" | sed "s/^/  /" >&2 || true
     done
   done
   python3 - "$out" <<'PY'
@@ -95,6 +108,7 @@ suffix=
 experiments=(MO PA PA-comp CA CA-comp)
 kind=compensation
 paired=
+fit=0
 case ${1:-} in
   --simulated)
     suffix=_cachesim
@@ -106,11 +120,18 @@ case ${1:-} in
     paired=1
     kind=compensation-paired
     shift
+    if [[ ${1:-} == --fit ]]; then
+      [[ ${2:-} =~ ^[0-9]+$ && ${2:-} -ge 1 && ${2:-} -le 64 ]] ||
+        { echo "run_compensation: --fit FIT: FIT must be a number from 1 to 64" >&2; exit 2; }
+      fit=$2
+      kind=compensation-fitted
+      shift 2
+    fi
     ;;
 esac
 if [[ $# -lt 1 || $# -gt 3 ]]; then
   echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
-  echo "       $0 --paired BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+  echo "       $0 --paired [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)

@@ -41,7 +41,7 @@ extern "C" {
 /* Version of this API (not of the shared-memory protocol, see
  * MRI_Get_Protocol_Version()). */
 #define MRI_API_VERSION_MAJOR 1
-#define MRI_API_VERSION_MINOR 3
+#define MRI_API_VERSION_MINOR 4
 
 /* ------------------------------------------------------------------------ */
 /* Section 2: terms and definitions                                          */
@@ -849,6 +849,28 @@ typedef struct {
 
 /* Needs a loaded application. */
 int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration *calibration);
+
+/* Sets the overhead of one kind of measurement in place of the application's
+ * own calibration, for the loaded application: from the next release
+ * (MRI_Start, MRI_Start_Stop) on, every instance that kind of region
+ * measures is compensated with these values, and
+ * MRI_Get_Overhead_Calibration reports them, its note saying "set by the
+ * tool" and what was measured. For a tool that determined the overhead
+ * from the program itself, e.g. from the same repeated region measured
+ * with only itself requested and with every region requested
+ * (docs/ACCURACY.md, "Calibrating against the program"): what each
+ * descendant instance added to it is delta_inclusive. delta_own is the part
+ * of it inside an instance's own time (keep the measured delta_own when
+ * the program tells nothing about it). In ns; for
+ * MRI_OVERHEAD_CACHE_SIMULATOR, ns per recorded reference with delta_own
+ * 0. Errors: not initialised, no application or it has terminated, kind
+ * out of range, values not finite, negative, delta_own above
+ * delta_inclusive, or delta_inclusive above 1 ms. */
+int MRI_Set_Overhead(MRI_Overhead_Kind kind, double delta_inclusive, double delta_own);
+/* Back to the application's own calibration of that kind from the next
+ * release on (nothing to do when it was not set). Same errors, but the
+ * values'. */
+int MRI_Clear_Overhead(MRI_Overhead_Kind kind);
 
 /* Looks up an event by name ("PAPI_L1_DCM", "perf::TASK-CLOCK"). */
 int MRI_Runtime_Information_By_Name(const char *name, MRI_Runtime_Information_Spec *ri);

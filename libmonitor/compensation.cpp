@@ -223,26 +223,71 @@ constexpr uint32_t kRecordRuns = 50;
 
 bool g_cache_calibrated = false;
 
+// Per kind, what this process measured, kept apart from what it publishes:
+// a tool may set a kind's values in place of the measurement
+// (MRI_Set_Overhead, ToolControl::overhead_set), and clear them again.
+struct KindState {
+  bool calibrated = false;
+  Measured measured;      // ticks, when calibrated
+  char note[proto::kEventNameBytes]{};  // why not calibrated, or the counter events
+  bool tool_set = false;  // the published values are the tool's
+  float tool_pair_ns = 0, tool_own_ns = 0;
+};
+KindState g_kinds[proto::kOverheadKinds];
+
 uint32_t fixed_point(double ticks) {
   const double v = std::round(ticks * double(1u << kOverheadFracBits));
   return v <= 0 ? 0 : v >= 4e9 ? 4'000'000'000u : uint32_t(v);
 }
 
-void publish(proto::OverheadKind kind, const Measured& m, const char* note) {
-  const uint32_t i = uint32_t(kind);
+// Publishes kind i's values in effect (the tool's, or the measurement),
+// both to the plans (fixed point) and in the segment.
+void show(uint32_t i) {
+  const KindState& k = g_kinds[i];
+  proto::OverheadValue& v = g.view.header()->overhead.kind[i];
+  Measured m;
+  bool calibrated = k.calibrated;
+  if (k.tool_set) {
+    const double ns_per_tick = std::max(g.view.header()->app.ns_per_tick, 1e-9);
+    m.own = double(k.tool_own_ns) / ns_per_tick;
+    m.pair = double(k.tool_pair_ns) / ns_per_tick;
+    if (k.calibrated)
+      std::snprintf(v.reason, sizeof v.reason, "set by the tool (measured %.2f ns, own %.2f)",
+                    k.measured.pair * ns_per_tick, k.measured.own * ns_per_tick);
+    else
+      std::snprintf(v.reason, sizeof v.reason, "set by the tool (not measured)");
+    calibrated = true;
+  } else {
+    m = k.measured;
+    std::snprintf(v.reason, sizeof v.reason, "%s", k.note);
+  }
+  if (!calibrated) m = Measured{};
   g.overhead_own[i] = fixed_point(m.own);
   g.overhead_pair[i] = fixed_point(std::max(m.pair, m.own));
-  proto::OverheadValue& v = g.view.header()->overhead.kind[i];
   v.own_ticks = m.own;
   v.pair_ticks = std::max(m.pair, m.own);
-  std::snprintf(v.reason, sizeof v.reason, "%s", note);
-  sync::store(v.calibrated, 1u);
+  sync::store(v.calibrated, calibrated ? 1u : 0u);
+}
+
+void publish(proto::OverheadKind kind, const Measured& m, const char* note) {
+  KindState& k = g_kinds[uint32_t(kind)];
+  k.calibrated = true;
+  k.measured = m;
+  std::snprintf(k.note, sizeof k.note, "%s", note);
+  show(uint32_t(kind));
 }
 
 void not_calibrated(proto::OverheadKind kind, const char* why) {
-  proto::OverheadValue& v = g.view.header()->overhead.kind[uint32_t(kind)];
-  std::snprintf(v.reason, sizeof v.reason, "%s", why);
-  sync::store(v.calibrated, 0u);
+  KindState& k = g_kinds[uint32_t(kind)];
+  k.calibrated = false;
+  std::snprintf(k.note, sizeof k.note, "%s", why);
+  show(uint32_t(kind));
+}
+
+float from_bits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
 }
 
 }  // namespace
@@ -274,11 +319,11 @@ void confirm_time_calibration() {
   std::string why;
   const uint64_t budget = uint64_t(kConfirmBudgetNs / std::max(g.view.header()->app.ns_per_tick, 1e-3));
   for (const auto kind : {proto::OverheadKind::kTimer, proto::OverheadKind::kCallpath}) {
-    const proto::OverheadValue& v = g.view.header()->overhead.kind[uint32_t(kind)];
+    const KindState& k = g_kinds[uint32_t(kind)];
     Measured m;
-    if (!sync::load(v.calibrated) || !experiment(kind, nullptr, kTimePairs, kConfirmRuns, m, why, budget)) continue;
-    m.own = std::min(m.own, v.own_ticks);
-    m.pair = std::min(m.pair, v.pair_ticks);
+    if (!k.calibrated || !experiment(kind, nullptr, kTimePairs, kConfirmRuns, m, why, budget)) continue;
+    m.own = std::min(m.own, k.measured.own);
+    m.pair = std::min(m.pair, k.measured.pair);
     publish(kind, m, "");
   }
 }
@@ -325,14 +370,37 @@ void calibrate_counters(const std::vector<std::string>& events) {
     return;
   }
   // Both went through the gate's extra call; the difference does not.
-  const uint32_t t = uint32_t(proto::OverheadKind::kTimer);
-  const proto::OverheadValue& base = g.view.header()->overhead.kind[t];
+  // Built on the timer kind as measured, not as a tool may have set it.
+  const Measured& base = g_kinds[uint32_t(proto::OverheadKind::kTimer)].measured;
   Measured m;
-  m.own = std::max(0.0, base.own_ticks + counter.own - timer.own);
-  m.pair = std::max(0.0, base.pair_ticks + counter.pair - timer.pair);
+  m.own = std::max(0.0, base.own + counter.own - timer.own);
+  m.pair = std::max(0.0, base.pair + counter.pair - timer.pair);
   std::string list;
   for (const auto& e : events) list += (list.empty() ? "" : ",") + e;
   publish(proto::OverheadKind::kCounter, m, list.c_str());
+}
+
+void apply_tool_overhead() {
+  const proto::ToolControl& tc = g.view.header()->tool;
+  const uint32_t set = sync::load(tc.overhead_set);
+  for (uint32_t i = 0; i < proto::kOverheadKinds; ++i) {
+    KindState& k = g_kinds[i];
+    bool want = (set >> i) & 1u;
+    const float pair = want ? from_bits(sync::load(tc.overhead_pair_ns[i])) : 0.0f;
+    const float own = want ? from_bits(sync::load(tc.overhead_own_ns[i])) : 0.0f;
+    // The segment is untrusted: libmri checks the same bounds.
+    if (want && !(std::isfinite(pair) && std::isfinite(own) && own >= 0 && own <= pair && pair <= proto::kMaxToolOverheadNs &&
+                  (i != uint32_t(proto::OverheadKind::kCacheSim) || own == 0))) {
+      note_error("overhead set by the tool for kind %u is not valid (%g ns, own %g): ignored", i, double(pair),
+                 double(own));
+      want = false;
+    }
+    if (want == k.tool_set && (!want || (pair == k.tool_pair_ns && own == k.tool_own_ns))) continue;
+    k.tool_set = want;
+    k.tool_pair_ns = pair;
+    k.tool_own_ns = own;
+    show(i);
+  }
 }
 
 void set_plan_overhead(RegionPlan& p, bool callpath) {

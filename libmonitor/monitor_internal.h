@@ -437,6 +437,11 @@ void calibrate_counters(const std::vector<std::string>& events);
 // recording cost per memory reference (kCacheSim), through the backend's
 // calibrate function (version 2). Once per process.
 void calibrate_cache_recording(const Monitor_Cache_Backend* backend);
+// At every release, after the calibrations above (control thread): the
+// values a tool set in place of a kind's measurement (MRI_Set_Overhead)
+// take effect, and a kind the tool cleared goes back to its measurement.
+// The values reach regions through set_plan_overhead.
+void apply_tool_overhead();
 // Sets the overhead fields of a region's plan from its kind.
 void set_plan_overhead(RegionPlan& p, bool callpath);
 

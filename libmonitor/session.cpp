@@ -474,6 +474,7 @@ void apply_requests() {
 
   std::vector<uint8_t> region_cache(nreg, 0);
   cache_apply(cache_requests, nthreads, region_cache);
+  apply_tool_overhead();  // after every calibration this release may have made
 
   std::vector<uint8_t> counters_before(nreg, 0);
   for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) counters_before[i] = g.plans[i].counters;

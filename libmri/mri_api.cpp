@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -1077,6 +1078,64 @@ int MRI_Set_Callpath_Unwinding(MRI_Request_ID request, int enabled) {
       request, [](const Request& r) { return r.kind == MRI_PROFILE_REQUEST && r.callpath; },
       "is not a callpath profile request (MRI_Callpath_Profile_Request)", &Request::unwind, enabled != 0,
       proto::kRequestUnwind, enabled != 0);
+}
+
+// The overhead per kind that the application's compensation uses, set by
+// the tool (protocol ToolControl::overhead_set; read at the next release).
+static int overhead_words(int kind, const char* name) {
+  if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (kind < 0 || kind >= MRI_OVERHEAD_KINDS)
+    return fail("%s: kind %d is not an overhead kind (MRI_OVERHEAD_TIMER 0 to MRI_OVERHEAD_CACHE_SIMULATOR 3)", name,
+                kind);
+  if (!s.loaded || !s.view.base) return fail("%s: no application loaded", name);
+  if (current_status() == MRI_APPLICATION_TERMINATED) return fail("%s: the application has terminated", name);
+  return MRI_OK;
+}
+
+static uint32_t float_bits(double v) {
+  const float f = float(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+int MRI_Set_Overhead(MRI_Overhead_Kind overhead_kind, double delta_inclusive, double delta_own) {
+  const int kind = int(overhead_kind);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (overhead_words(kind, "MRI_Set_Overhead") != MRI_OK) return MRI_Error;
+  if (!std::isfinite(delta_inclusive) || !std::isfinite(delta_own))
+    return fail("MRI_Set_Overhead: the values must be finite numbers of ns");
+  if (delta_own < 0 || delta_inclusive < 0)
+    return fail("MRI_Set_Overhead: negative overhead (delta_inclusive %g ns, delta_own %g ns)", delta_inclusive,
+                delta_own);
+  if (delta_inclusive > proto::kMaxToolOverheadNs)
+    return fail("MRI_Set_Overhead: delta_inclusive %g ns is above the bound of %g ns a region instance",
+                delta_inclusive, proto::kMaxToolOverheadNs);
+  if (delta_own > delta_inclusive)
+    return fail("MRI_Set_Overhead: delta_own %g ns is above delta_inclusive %g ns (own is a part of the pair's cost)",
+                delta_own, delta_inclusive);
+  if (kind == MRI_OVERHEAD_CACHE_SIMULATOR && delta_own != 0)
+    return fail("MRI_Set_Overhead: the cache-simulator kind is a cost per recorded reference; its delta_own must be 0");
+  // Not while the application reads the words at a release it has not
+  // acknowledged yet.
+  await_ack();
+  proto::ToolControl& tc = s.view.header()->tool;
+  sync::store(tc.overhead_pair_ns[kind], float_bits(delta_inclusive));
+  sync::store(tc.overhead_own_ns[kind], float_bits(delta_own));
+  sync::store(tc.overhead_set, sync::load(tc.overhead_set) | (1u << kind));
+  clear_error();
+  return MRI_OK;
+}
+
+int MRI_Clear_Overhead(MRI_Overhead_Kind overhead_kind) {
+  const int kind = int(overhead_kind);
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (overhead_words(kind, "MRI_Clear_Overhead") != MRI_OK) return MRI_Error;
+  await_ack();
+  proto::ToolControl& tc = s.view.header()->tool;
+  sync::store(tc.overhead_set, sync::load(tc.overhead_set) & ~(1u << kind));
+  clear_error();
+  return MRI_OK;
 }
 
 int MRI_Request_Delete(MRI_Request_ID request) {

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 10
+#define MRI_PROTOCOL_VERSION 11
 #endif
 
 namespace mri::proto {
@@ -129,9 +129,19 @@ struct alignas(kCacheLine) ToolControl {
   // How long a thread whose trace ring is full waits for the tool to make
   // room before it discards records (counted), in milliseconds; 0: 10 s.
   uint32_t trace_wait_ms;
-  uint32_t reserved[11];
+  // Version 11: overhead values the tool set in place of the application's
+  // calibration (MRI_Set_Overhead), per OverheadKind: bit k of
+  // overhead_set says kind k is set; its values are IEEE single floats in
+  // ns, stored as their bit patterns. Read by the application at each run
+  // command, after its own calibrations; a kind whose bit is clear goes
+  // back to what the application measured.
+  uint32_t overhead_set;
+  uint32_t overhead_pair_ns[4];  // float bits: what one instance adds to every enclosing one
+  uint32_t overhead_own_ns[4];   // float bits: the part inside the instance's own interval
+  uint32_t reserved[2];
 };
 static_assert(sizeof(ToolControl) == kCacheLine);
+static_assert(offsetof(ToolControl, overhead_set) == 20);
 
 // Words written by the application only.
 struct alignas(kCacheLine) AppControl {
@@ -192,6 +202,9 @@ enum class OverheadKind : uint32_t {
   kCacheSim = 3,  // the cache simulator is on: pair = recording cost per reference (own 0)
 };
 inline constexpr uint32_t kOverheadKinds = 4;
+static_assert(sizeof(ToolControl::overhead_pair_ns) == kOverheadKinds * sizeof(uint32_t));
+// The largest overhead per instance a tool may set (ns); both sides check it.
+inline constexpr double kMaxToolOverheadNs = 1e6;
 struct OverheadValue {
   // Both in ticks (ns_per_tick converts). `own`: what the monitor adds to
   // an instance's own measured interval (its exclusive part of the

@@ -36,6 +36,20 @@
  *   round=<n> experiment=<warm-up|MO|PA|CA> raw_us=<round's inclusive time>
  *   comp_us=<compensated> instances=<region instances measured in it>
  * After the last round the program runs to its end with nothing measured.
+ *
+ *   compensation_eval PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]
+ *
+ * The same, with the overhead calibrated against the program itself
+ * (docs/ACCURACY.md, "Calibrating against the program"): after the
+ * warm-up, FIT cycles of MO, PA, MO, CA rounds (experiment=fit-MO, fit-PA,
+ * fit-CA) measure what each instance adds in place: (a PA round's raw time
+ * - the mean of the MO rounds around it) / the instances of its busiest
+ * thread, the median over the FIT rounds; the same for CA. The tool sets
+ * these as the timer and callpath kinds' Delta_i (MRI_Set_Overhead; Delta_own
+ * stays the application's, or the fitted Delta_i where that is smaller)
+ * and goes on with the rounds above, which are then compensated with them.
+ * Prints "fit: ..." on stderr. ROUNDS counts every round, at least 4 FIT
+ * + 5.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,20 +78,88 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
     return a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
 }
 
+#define MAX_THREADS 64
+
 /* The request's profile element of `region` (NULL when it has none) and
- * the instances of every region it measured. 0, or 1 with the reason. */
-static int region_result(MRI_Request_ID id, const MRI_Region_Spec *region, const MRI_Profile_Element **element,
-                         unsigned long long *instances)
+ * the instances of every region it measured; with `busiest`, also the
+ * instances of other regions than `region` in the thread that measured
+ * most of them. 0, or 1 with the reason. */
+static int region_result_threads(MRI_Request_ID id, const MRI_Region_Spec *region,
+                                 const MRI_Profile_Element **element, unsigned long long *instances,
+                                 unsigned long long *busiest)
 {
     void *p = NULL;
     if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
     const MRI_Histogram_Profile_Results *res = p;
+    unsigned long long per_thread[MAX_THREADS] = {0};
     *element = NULL;
     *instances = 0;
     for (int i = 0; i < res->nr_Elements; ++i) {
-        *instances += res->element[i].instances;
-        if (same_region(&res->element[i].region, region)) *element = &res->element[i];
+        const MRI_Profile_Element *e = &res->element[i];
+        *instances += e->instances;
+        if (same_region(&e->region, region)) {
+            *element = e;
+            continue;
+        }
+        for (int k = 0; k < e->nr_Active_Objects; ++k) {
+            const int t = e->per_active_object[k].active_object.id;
+            if (t < 0 || t >= MAX_THREADS) {
+                fprintf(stderr, "compensation_eval: thread %d beyond the %d this tool counts\n", t, MAX_THREADS);
+                return 1;
+            }
+            per_thread[t] += e->per_active_object[k].instances;
+        }
     }
+    if (busiest) {
+        *busiest = 0;
+        for (int t = 0; t < MAX_THREADS; ++t)
+            if (per_thread[t] > *busiest) *busiest = per_thread[t];
+    }
+    return 0;
+}
+
+static int region_result(MRI_Request_ID id, const MRI_Region_Spec *region, const MRI_Profile_Element **element,
+                         unsigned long long *instances)
+{
+    return region_result_threads(id, region, element, instances, NULL);
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The per-instance cost in place of the fit rounds of one experiment
+ * (every 4th round from `first`, `fit` of them): (raw - the mean of the
+ * MO rounds on either side) / the busiest thread's instances; the
+ * median, in ns. */
+static double fitted_delta(const double *raw, const unsigned long long *busiest, int first, int fit)
+{
+    double d[64];
+    for (int i = 0; i < fit; ++i) {
+        const int r = first + 4 * i;
+        d[i] = (raw[r] - (raw[r - 1] + raw[r + 1]) / 2) / (double)busiest[r];
+    }
+    qsort(d, (size_t)fit, sizeof d[0], by_value);
+    return fit % 2 ? d[fit / 2] : (d[fit / 2 - 1] + d[fit / 2]) / 2;
+}
+
+/* Sets the fitted Delta_i of `kind` (see the top), keeping the
+ * application's Delta_own where it is below. */
+static int set_fitted(MRI_Overhead_Kind kind, const char *name, double delta)
+{
+    MRI_Overhead_Calibration cal;
+    if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return die("calibration");
+    if (!(delta > 0)) {
+        fprintf(stderr, "compensation_eval: the fit rounds found no %s overhead (%.2f ns an instance); not set\n",
+                name, delta);
+        return 0;
+    }
+    const double own = cal.kind[kind].delta_own < delta ? cal.kind[kind].delta_own : delta;
+    fprintf(stderr, "fit: %s delta_i %.2f ns (calibrated %.2f), own %.2f ns\n", name, delta,
+            cal.kind[kind].delta_inclusive, own);
+    if (MRI_Set_Overhead(kind, delta, own) != MRI_OK) return die("set overhead");
     return 0;
 }
 
@@ -94,8 +176,9 @@ static int ended_well(const char *program)
     return 0;
 }
 
-/* compensation_eval PAIRED ROUNDS -- PROGRAM [ARGS...] (see the top). */
-static int paired(int rounds, int argc, char **argv)
+/* compensation_eval PAIRED ROUNDS [--fit FIT] -- PROGRAM [ARGS...] (see the
+ * top; fit 0: no fit rounds). */
+static int paired(int rounds, int fit, int argc, char **argv)
 {
     /* PROGRAM ARGS... -r ROUNDS */
     char **args = calloc((size_t)argc + 3, sizeof(char *));
@@ -113,12 +196,25 @@ static int paired(int rounds, int argc, char **argv)
     MRI_Runtime_Information_Spec time = MRI_EXECUTION_TIME;
     MRI_Region_Table only_round = {&round, 1}, every = {NULL, 0};
     static const char *const cycle[] = {"MO", "PA", "MO", "CA"};
+    static const char *const fit_cycle[] = {"fit-MO", "fit-PA", "fit-MO", "fit-CA"};
+    const int fitted = 1 + 4 * fit; /* the last fit round */
+    double *raw = calloc((size_t)rounds + 1, sizeof(double));
+    unsigned long long *busiest = calloc((size_t)rounds + 1, sizeof(unsigned long long));
+    if (!raw || !busiest) return die("out of memory");
     print_calibration();
     for (int r = 1; r <= rounds; ++r) {
-        const char *exp = r == 1 ? "warm-up" : cycle[(r - 2) % 4];
-        MRI_Request_ID id = strcmp(exp, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
-                            : strcmp(exp, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
-                                                     : MRI_Profile_Request(&time, &only_round, NULL, NULL);
+        const char *exp = r == 1 ? "warm-up" : r <= fitted ? fit_cycle[(r - 2) % 4] : cycle[(r - 2 - 4 * fit) % 4];
+        /* The first PA round after the fit: the CA fit round's second MO
+         * neighbour has just been measured. */
+        if (fit && r == fitted + 2) {
+            if (set_fitted(MRI_OVERHEAD_TIMER, "timer", fitted_delta(raw, busiest, 3, fit)) ||
+                set_fitted(MRI_OVERHEAD_CALLPATH, "callpath", fitted_delta(raw, busiest, 5, fit)))
+                return 1;
+        }
+        const char *kind = strncmp(exp, "fit-", 4) == 0 ? exp + 4 : exp;
+        MRI_Request_ID id = strcmp(kind, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
+                            : strcmp(kind, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
+                                                      : MRI_Profile_Request(&time, &only_round, NULL, NULL);
         if (id < 0) return die("profile request");
         if (MRI_Start_Stop(&round) != MRI_OK) return die("start");
         const int st = MRI_Wait();
@@ -129,11 +225,12 @@ static int paired(int rounds, int argc, char **argv)
         if (st != MRI_APPLICATION_STOPPED) return die("wait");
         unsigned long long instances = 0;
         const MRI_Profile_Element *m = NULL;
-        if (region_result(id, &round, &m, &instances)) return 1;
+        if (region_result_threads(id, &round, &m, &instances, &busiest[r])) return 1;
         if (!m || m->instances != 1) {
             fprintf(stderr, "compensation_eval: round %d was not measured exactly once\n", r);
             return 1;
         }
+        raw[r] = m->inclusive;
         printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu\n", r, exp, m->inclusive / 1e3,
                m->compensated_inclusive / 1e3, instances);
         fflush(stdout);
@@ -144,12 +241,14 @@ static int paired(int rounds, int argc, char **argv)
     const int status = ended_well(args[0]);
     MRI_Finalize();
     free(args);
+    free(raw);
+    free(busiest);
     return status;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc >= 5 && strcmp(argv[1], "PAIRED") == 0 && strcmp(argv[3], "--") == 0) {
+    if (argc >= 5 && strcmp(argv[1], "PAIRED") == 0) {
         char *end = NULL;
         const long rounds = strtol(argv[2], &end, 10);
         if (end == argv[2] || *end || rounds < 2 || rounds > 100000) {
@@ -157,11 +256,34 @@ int main(int argc, char **argv)
                     argv[2]);
             return 2;
         }
-        return paired((int)rounds, argc - 4, argv + 4);
+        long fit = 0;
+        int next = 3;
+        if (strcmp(argv[3], "--fit") == 0) {
+            if (argc < 7) {
+                fprintf(stderr, "compensation_eval: PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]\n");
+                return 2;
+            }
+            fit = strtol(argv[4], &end, 10);
+            if (end == argv[4] || *end || fit < 1 || fit > 64) {
+                fprintf(stderr, "compensation_eval: --fit FIT: FIT must be a number from 1 to 64, not \"%s\"\n",
+                        argv[4]);
+                return 2;
+            }
+            if (rounds < 4 * fit + 5) {
+                fprintf(stderr,
+                        "compensation_eval: PAIRED %ld --fit %ld: %ld rounds leave none after the fit; at least "
+                        "%ld\n",
+                        rounds, fit, rounds, 4 * fit + 5);
+                return 2;
+            }
+            next = 5;
+        }
+        if (strcmp(argv[next], "--") == 0 && argc > next + 1)
+            return paired((int)rounds, (int)fit, argc - next - 1, argv + next + 1);
     }
     if (argc < 4 || strcmp(argv[2], "--") != 0) {
         fprintf(stderr, "usage: compensation_eval MO|PA|PA-comp|CA|CA-comp|SIM|SIM-comp -- PROGRAM [ARGS...]\n"
-                        "       compensation_eval PAIRED ROUNDS -- PROGRAM [ARGS...]\n");
+                        "       compensation_eval PAIRED ROUNDS [--fit FIT] -- PROGRAM [ARGS...]\n");
         return 2;
     }
     const char *exp = argv[1];

@@ -48,6 +48,39 @@ for threads in 1 2; do
   grep -q 'calibration (k=' "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "no calibration printed"; }
 done
 
+# --fit: the fit rounds first, then the rounds above; the overhead set is
+# what the fit rounds measured ((PA - the mean of the MO rounds around it)
+# / the instances of the busiest thread, which with one thread are all but
+# the round's), and the rounds after the fit are compensated with it: each
+# loses its instances times the fitted Delta_i and its own part.
+"$eval_tool" PAIRED 11 --fit 1 -- "$tree_walk" -n 300 -w 2 -t 1 >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+  { cat "$tmp/err.txt"; fail "PAIRED 11 --fit 1"; }
+expected=(warm-up fit-MO fit-PA fit-MO fit-CA MO PA MO CA MO PA)
+mapfile -t lines <"$tmp/out.txt"
+[[ ${#lines[@]} == 11 ]] || { cat "$tmp/out.txt"; fail "--fit: expected 11 rounds"; }
+declare -a raw comp inst
+for n in $(seq 1 11); do
+  [[ ${lines[$((n - 1))]} =~ ^round=$n\ experiment=([A-Za-z-]+)\ raw_us=([0-9.]+)\ comp_us=([0-9.]+)\ instances=([0-9]+)$ ]] ||
+    fail "--fit: bad line $n: ${lines[$((n - 1))]}"
+  [[ ${BASH_REMATCH[1]} == "${expected[$((n - 1))]}" ]] || fail "--fit: round $n is ${BASH_REMATCH[1]}, expected ${expected[$((n - 1))]}"
+  raw[n]=${BASH_REMATCH[2]} comp[n]=${BASH_REMATCH[3]} inst[n]=${BASH_REMATCH[4]}
+done
+for kind in timer callpath; do
+  grep -qE "^fit: $kind delta_i [0-9.]+ ns \(calibrated [0-9.]+\), own [0-9.]+ ns$" "$tmp/err.txt" ||
+    { cat "$tmp/err.txt"; fail "--fit: no $kind fit printed"; }
+done
+read -r delta own < <(sed -nE 's/^fit: timer delta_i ([0-9.]+) ns .*, own ([0-9.]+) ns$/\1 \2/p' "$tmp/err.txt")
+awk -v pa="${raw[3]}" -v a="${raw[2]}" -v b="${raw[4]}" -v n="${inst[3]}" -v d="$delta" \
+  'BEGIN { want = (pa - (a + b) / 2) * 1000 / (n - 1); exit !(want > 0 && (d - want) ^ 2 < (0.01 * want + 0.01) ^ 2) }' ||
+  fail "--fit: timer delta_i $delta ns is not what rounds 2-4 measured (${raw[2]}, ${raw[3]}, ${raw[4]} us, ${inst[3]} instances)"
+for n in 7 11; do
+  # A total below 0 is reported as 0 and hides the figure.
+  awk -v r="${raw[$n]}" -v c="${comp[$n]}" -v i="${inst[$n]}" -v d="$delta" -v o="$own" \
+    'BEGIN { if (c == 0) exit 0; removed = r - c; want = ((i - 1) * d + o) / 1000
+             exit !((removed - want) ^ 2 < (0.002 * want + 0.3) ^ 2) }' ||
+    fail "--fit: round $n lost $(awk -v r="${raw[$n]}" -v c="${comp[$n]}" 'BEGIN { print r - c }') us, not ${inst[$n]} - 1 instances times $delta ns and $own ns"
+done
+
 # The workloads refuse a bad round count themselves.
 if "$jacobi" -n 8 -s 2 -r 0 2>"$tmp/bad.err"; then fail "jacobi -r 0 succeeded"; fi
 grep -q "ROUNDS >= 1" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "jacobi -r 0: no reason"; }
@@ -59,4 +92,15 @@ for bad in 1 x 3y 100001; do
   [[ $status == 2 ]] || fail "PAIRED $bad: exit status $status, expected 2"
   grep -q "ROUNDS must be a number from 2 to 100000" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "PAIRED $bad: no reason"; }
 done
+# Bad fit counts too, and a fit that leaves no round after it.
+for bad in "0" "x" "65"; do
+  status=0
+  "$eval_tool" PAIRED 300 --fit "$bad" -- "$jacobi" -n 8 -s 2 >/dev/null 2>"$tmp/bad.err" || status=$?
+  [[ $status == 2 ]] || fail "PAIRED 300 --fit $bad: exit status $status, expected 2"
+  grep -q "FIT must be a number from 1 to 64" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "--fit $bad: no reason"; }
+done
+status=0
+"$eval_tool" PAIRED 12 --fit 2 -- "$jacobi" -n 8 -s 2 >/dev/null 2>"$tmp/bad.err" || status=$?
+[[ $status == 2 ]] || fail "PAIRED 12 --fit 2: exit status $status, expected 2"
+grep -q "leave none after the fit; at least 13" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "PAIRED 12 --fit 2: no reason"; }
 echo "PASS"

@@ -502,6 +502,97 @@ static void test_trace_requests_have_nothing_to_compensate(void **state)
     finish();
 }
 
+/* One release to the end of the next step. */
+static void one_step(void)
+{
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+}
+
+/* A tool sets the timer kind's overhead in place of the calibration
+ * (MRI_Set_Overhead): from the next release on, the published calibration
+ * says so and each parent instance loses exactly N times the tool's value
+ * plus its own part; the callpath kind keeps its measurement; cleared,
+ * the measurement comes back. The values are far below the calibration
+ * (2 ns a pair against 15 to 70 on the hosts measured), so the removal
+ * cannot pass for the calibrated one; exact, they depend on no timing. */
+static void test_overhead_set_by_the_tool(void **state)
+{
+    (void)state;
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, 0.5), "MRI_Init");
+    load();
+    expect_error(MRI_Set_Overhead((MRI_Overhead_Kind)-1, 2.0, 0.5), "not an overhead kind");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_KINDS, 2.0, 0.5), "not an overhead kind");
+    expect_error(MRI_Clear_Overhead((MRI_Overhead_Kind)7), "not an overhead kind");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, NAN, 0.5), "finite");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, INFINITY), "finite");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, -2.0, 0.0), "negative");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, -0.5), "negative");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, 3.0), "above delta_inclusive");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2e6, 1.0), "above the bound");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_CACHE_SIMULATOR, 0.3, 0.1), "delta_own must be 0");
+
+    MRI_Overhead_Calibration measured, now;
+    assert_int_equal(MRI_Get_Overhead_Calibration(&measured), MRI_OK);
+    assert_int_equal(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, 0.5), MRI_OK);
+    /* Read at the next release: until then the application's values. */
+    assert_int_equal(MRI_Get_Overhead_Calibration(&now), MRI_OK);
+    assert_true(now.kind[MRI_OVERHEAD_TIMER].delta_inclusive == measured.kind[MRI_OVERHEAD_TIMER].delta_inclusive);
+    MRI_Request_ID flat = profile(0, "parent", "child");
+    one_step();
+    assert_int_equal(MRI_Get_Overhead_Calibration(&now), MRI_OK);
+    const MRI_Overhead_Value *t = &now.kind[MRI_OVERHEAD_TIMER];
+    print_message("timer kind set by the tool: delta_i %.4f ns, own %.4f ns (%s)\n", t->delta_inclusive,
+                  t->delta_own, t->note);
+    assert_true(t->calibrated);
+    assert_true(fabs(t->delta_inclusive - 2.0) < 1e-6 && fabs(t->delta_own - 0.5) < 1e-6);
+    assert_true(fabs(t->delta_exclusive - 1.5) < 1e-6);
+    assert_non_null(strstr(t->note, "set by the tool (measured "));
+    /* The other kinds keep what the application measured. */
+    assert_true(now.kind[MRI_OVERHEAD_CALLPATH].calibrated);
+    assert_string_equal(now.kind[MRI_OVERHEAD_CALLPATH].note, "");
+
+    double raw, comp;
+    g_unclamped = 0;
+    steps_checked(flat, &raw, &comp, atof(CHILDREN) * 2.0 + 0.5);
+    assert_true(g_unclamped > 0);
+    /* A callpath profile goes on with the measured callpath kind. */
+    MRI_Request_ID cp = profile(1, "parent", "child");
+    assert_int_equal(MRI_Request_Delete(flat), MRI_OK);
+    one_step();
+    steps_checked(cp, &raw, &comp, expected_removal(MRI_OVERHEAD_CALLPATH));
+    assert_int_equal(MRI_Request_Delete(cp), MRI_OK);
+
+    /* Set again with other values, and for a kind the application has not
+     * measured yet (no counter request so far). */
+    assert_int_equal(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 3.0, 0.0), MRI_OK);
+    assert_int_equal(MRI_Set_Overhead(MRI_OVERHEAD_COUNTER, 500.0, 100.0), MRI_OK);
+    flat = profile(0, "parent", "child");
+    one_step();
+    assert_int_equal(MRI_Get_Overhead_Calibration(&now), MRI_OK);
+    assert_true(fabs(now.kind[MRI_OVERHEAD_TIMER].delta_inclusive - 3.0) < 1e-6);
+    assert_true(now.kind[MRI_OVERHEAD_COUNTER].calibrated);
+    assert_true(fabs(now.kind[MRI_OVERHEAD_COUNTER].delta_inclusive - 500.0) < 1e-4);
+    assert_non_null(strstr(now.kind[MRI_OVERHEAD_COUNTER].note, "set by the tool (not measured)"));
+    steps_checked(flat, &raw, &comp, atof(CHILDREN) * 3.0);
+
+    /* Cleared: the measurement again (the note empty), and the removal it
+     * says. */
+    assert_int_equal(MRI_Clear_Overhead(MRI_OVERHEAD_TIMER), MRI_OK);
+    assert_int_equal(MRI_Clear_Overhead(MRI_OVERHEAD_COUNTER), MRI_OK);
+    assert_int_equal(MRI_Clear_Overhead(MRI_OVERHEAD_COUNTER), MRI_OK); /* nothing set: nothing to do */
+    one_step();
+    assert_int_equal(MRI_Get_Overhead_Calibration(&now), MRI_OK);
+    assert_string_equal(now.kind[MRI_OVERHEAD_TIMER].note, "");
+    assert_true(now.kind[MRI_OVERHEAD_TIMER].delta_inclusive > 2.0 * 3.0); /* not the tool's 3 ns */
+    assert_false(now.kind[MRI_OVERHEAD_COUNTER].calibrated);
+    assert_non_null(strstr(now.kind[MRI_OVERHEAD_COUNTER].note, "first release"));
+    steps_checked(flat, &raw, &comp, expected_removal(MRI_OVERHEAD_TIMER));
+    finish();
+    expect_error(MRI_Clear_Overhead(MRI_OVERHEAD_TIMER), "MRI_Init");
+}
+
 /* After a failed assertion the test left its session open: close it, so
  * that the next test starts afresh instead of failing in MRI_Init. */
 static int teardown(void **state)
@@ -521,6 +612,7 @@ int main(void)
         cmocka_unit_test_teardown(test_time_aggregate_is_compensated, teardown),
         cmocka_unit_test_teardown(test_compensation_can_be_switched_off, teardown),
         cmocka_unit_test_teardown(test_trace_requests_have_nothing_to_compensate, teardown),
+        cmocka_unit_test_teardown(test_overhead_set_by_the_tool, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
