@@ -34,19 +34,20 @@
 # About 1 minute on 2 cores.
 #
 # --paired --fit FIT: the same rounds after FIT cycles of fit rounds (MO,
-# PA, MO, CA) from which compensation_eval measures what an instance costs
-# in place and sets it as the timer and callpath kinds' overhead
-# (MRI_Set_Overhead; docs/ACCURACY.md, "Calibrating against the program").
-# PA-comp and CA-comp are then compensated with the fitted values. ROUNDS
-# counts the rounds after the fit; the CSV adds the fitted values.
+# PA, MO, CA). compensation_eval measures what an instance cost in place
+# in every PA and CA round, and compensates each later one with the median
+# of the last FIT of its experiment, set as the timer or callpath kind's
+# overhead (MRI_Set_Overhead; docs/ACCURACY.md, "Calibrating against the
+# program"). ROUNDS counts the rounds after the fit; the CSV's last column
+# is the Delta_i each PA and CA round was compensated with.
 set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log lines cal timer_di callpath_di fit_timer fit_callpath
+  local rounds=$1 w t log lines cal timer_di callpath_di
   local -a fit_args=()
   [[ $fit -gt 0 ]] && fit_args=(--fit "$fit")
-  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fit_timer_ns,fit_callpath_ns" >"$out"
+  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fitted_delta_ns" >"$out"
   for w in is_sort tree_walk jacobi; do
     for t in 1 2; do
       printf 'run_compensation: %s, %d thread(s), %d rounds%s\n' "$w" "$t" "$rounds" \
@@ -60,12 +61,11 @@ run_paired() {
       cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1)
       timer_di=$(echo "$cal" | awk '{print $3}')
       callpath_di=$(echo "$cal" | awk '{print $NF}')
-      fit_timer=$(sed -nE 's/^fit: timer delta_i ([0-9.]+) ns.*/\1/p' "$log")
-      fit_callpath=$(sed -nE 's/^fit: callpath delta_i ([0-9.]+) ns.*/\1/p' "$log")
-      echo "$lines" | sed -E 's/round=([0-9]+) experiment=([^ ]+) raw_us=([0-9.]+) comp_us=([0-9.]+) instances=([0-9]+)/\1,\2,\3,\4,\5/' |
-        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" -v c="$fit_timer" -v d="$fit_callpath" \
-          '{print w "," t "," $0 "," a "," b "," c "," d}' >>"$out"
-      grep -E '^(calibration|fit:)' "$log" | sed "s/^/  /" >&2 || true
+      echo "$lines" |
+        sed -E 's/round=([0-9]+) experiment=([^ ]+) raw_us=([0-9.]+) comp_us=([0-9.]+) instances=([0-9]+)( fitted_delta_ns=([0-9.]+))?/\1,\2,\3,\4,\5,\7/' |
+        awk -F, -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" \
+          '{print w "," t "," $1 "," $2 "," $3 "," $4 "," $5 "," a "," b "," $6}' >>"$out"
+      grep calibration "$log" | sed "s/^/  /" >&2 || true
     done
   done
   python3 - "$out" <<'PY'

@@ -40,16 +40,20 @@
  *   compensation_eval PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]
  *
  * The same, with the overhead calibrated against the program itself
- * (docs/ACCURACY.md, "Calibrating against the program"): after the
- * warm-up, FIT cycles of MO, PA, MO, CA rounds (experiment=fit-MO, fit-PA,
- * fit-CA) measure what each instance adds in place: (a PA round's raw time
- * - the mean of the MO rounds around it) / the instances of its busiest
- * thread, the median over the FIT rounds; the same for CA. The tool sets
- * these as the timer and callpath kinds' Delta_i (MRI_Set_Overhead; Delta_own
- * stays the application's, or the fitted Delta_i where that is smaller)
- * and goes on with the rounds above, which are then compensated with them.
- * Prints "fit: ..." on stderr. ROUNDS counts every round, at least 4 FIT
- * + 5.
+ * (docs/ACCURACY.md, "Calibrating against the program"). Every PA or CA
+ * round, once the MO round after it is measured, tells what an instance
+ * cost in place: (its raw time - the mean of the MO rounds around it) /
+ * the instances of its busiest thread. Before each PA or CA round the tool
+ * sets the median of the last FIT such costs of that experiment as the
+ * timer or callpath kind's Delta_i (MRI_Set_Overhead; Delta_own stays the
+ * application's, or Delta_i where that is smaller), so each round is
+ * compensated with what earlier rounds measured, never with its own, and
+ * the value follows a machine whose speed changes. The first FIT cycles
+ * after the warm-up (MO, PA, MO, CA: experiment=fit-MO, fit-PA, fit-CA)
+ * only measure (compensated with the application's calibration). The
+ * other PA and CA lines end in "fitted_delta_ns=" and the Delta_i their
+ * round was compensated with. ROUNDS counts every round, at least 4 FIT +
+ * 5.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,35 +134,30 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The per-instance cost in place of the fit rounds of one experiment
- * (every 4th round from `first`, `fit` of them): (raw - the mean of the
- * MO rounds on either side) / the busiest thread's instances; the
- * median, in ns. */
-static double fitted_delta(const double *raw, const unsigned long long *busiest, int first, int fit)
+/* The median of the last `n` of `count` values. */
+static double median_of_last(const double *v, int count, int n)
 {
     double d[64];
-    for (int i = 0; i < fit; ++i) {
-        const int r = first + 4 * i;
-        d[i] = (raw[r] - (raw[r - 1] + raw[r + 1]) / 2) / (double)busiest[r];
-    }
-    qsort(d, (size_t)fit, sizeof d[0], by_value);
-    return fit % 2 ? d[fit / 2] : (d[fit / 2 - 1] + d[fit / 2]) / 2;
+    if (n > count) n = count;
+    if (n <= 0) return 0;
+    for (int i = 0; i < n; ++i) d[i] = v[count - n + i];
+    qsort(d, (size_t)n, sizeof d[0], by_value);
+    return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 }
 
-/* Sets the fitted Delta_i of `kind` (see the top), keeping the
- * application's Delta_own where it is below. */
-static int set_fitted(MRI_Overhead_Kind kind, const char *name, double delta)
+/* Sets a fitted Delta_i of `kind` (see the top), keeping the application's
+ * Delta_own where it is below. 0, or 1 with the reason. */
+static int set_fitted(MRI_Overhead_Kind kind, double delta)
 {
-    MRI_Overhead_Calibration cal;
-    if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return die("calibration");
-    if (!(delta > 0)) {
-        fprintf(stderr, "compensation_eval: the fit rounds found no %s overhead (%.2f ns an instance); not set\n",
-                name, delta);
-        return 0;
+    /* The application's Delta_own, read before the first value of the
+     * kind is set (after that the calibration reports the tool's). */
+    static double measured_own[MRI_OVERHEAD_KINDS] = {-1, -1, -1, -1};
+    if (measured_own[kind] < 0) {
+        MRI_Overhead_Calibration cal;
+        if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return die("calibration");
+        measured_own[kind] = cal.kind[kind].delta_own;
     }
-    const double own = cal.kind[kind].delta_own < delta ? cal.kind[kind].delta_own : delta;
-    fprintf(stderr, "fit: %s delta_i %.2f ns (calibrated %.2f), own %.2f ns\n", name, delta,
-            cal.kind[kind].delta_inclusive, own);
+    const double own = measured_own[kind] < delta ? measured_own[kind] : delta;
     if (MRI_Set_Overhead(kind, delta, own) != MRI_OK) return die("set overhead");
     return 0;
 }
@@ -200,18 +199,25 @@ static int paired(int rounds, int fit, int argc, char **argv)
     const int fitted = 1 + 4 * fit; /* the last fit round */
     double *raw = calloc((size_t)rounds + 1, sizeof(double));
     unsigned long long *busiest = calloc((size_t)rounds + 1, sizeof(unsigned long long));
-    if (!raw || !busiest) return die("out of memory");
+    double *cost[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))}; /* PA, CA */
+    int costs[2] = {0, 0};
+    const char *last = "";
+    if (!raw || !busiest || !cost[0] || !cost[1]) return die("out of memory");
     print_calibration();
     for (int r = 1; r <= rounds; ++r) {
         const char *exp = r == 1 ? "warm-up" : r <= fitted ? fit_cycle[(r - 2) % 4] : cycle[(r - 2 - 4 * fit) % 4];
-        /* The first PA round after the fit: the CA fit round's second MO
-         * neighbour has just been measured. */
-        if (fit && r == fitted + 2) {
-            if (set_fitted(MRI_OVERHEAD_TIMER, "timer", fitted_delta(raw, busiest, 3, fit)) ||
-                set_fitted(MRI_OVERHEAD_CALLPATH, "callpath", fitted_delta(raw, busiest, 5, fit)))
-                return 1;
-        }
         const char *kind = strncmp(exp, "fit-", 4) == 0 ? exp + 4 : exp;
+        const int ca = strcmp(kind, "CA") == 0;
+        double delta = 0;
+        if (fit && kind != exp + 4 && (ca || strcmp(kind, "PA") == 0)) {
+            delta = median_of_last(cost[ca], costs[ca], fit);
+            if (!(delta > 0)) {
+                fprintf(stderr, "compensation_eval: round %d: the rounds before found no overhead (%.2f ns an instance)\n",
+                        r, delta);
+                return 1;
+            }
+            if (set_fitted(ca ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER, delta)) return 1;
+        }
         MRI_Request_ID id = strcmp(kind, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
                             : strcmp(kind, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
                                                       : MRI_Profile_Request(&time, &only_round, NULL, NULL);
@@ -231,8 +237,16 @@ static int paired(int rounds, int fit, int argc, char **argv)
             return 1;
         }
         raw[r] = m->inclusive;
-        printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu\n", r, exp, m->inclusive / 1e3,
+        /* An MO round after a PA or CA round: what an instance cost there. */
+        if (fit && strcmp(kind, "MO") == 0 && (strstr(last, "PA") || strstr(last, "CA"))) {
+            const int k = strstr(last, "CA") != NULL;
+            cost[k][costs[k]++] = (raw[r - 1] - (raw[r - 2] + raw[r]) / 2) / (double)busiest[r - 1];
+        }
+        last = exp;
+        printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu", r, exp, m->inclusive / 1e3,
                m->compensated_inclusive / 1e3, instances);
+        if (delta > 0) printf(" fitted_delta_ns=%.3f", delta);
+        printf("\n");
         fflush(stdout);
         if (MRI_Request_Delete(id) != MRI_OK) return die("delete");
     }
@@ -243,6 +257,8 @@ static int paired(int rounds, int fit, int argc, char **argv)
     free(args);
     free(raw);
     free(busiest);
+    free(cost[0]);
+    free(cost[1]);
     return status;
 }
 

@@ -48,37 +48,40 @@ for threads in 1 2; do
   grep -q 'calibration (k=' "$tmp/err.txt" || { cat "$tmp/err.txt"; fail "no calibration printed"; }
 done
 
-# --fit: the fit rounds first, then the rounds above; the overhead set is
-# what the fit rounds measured ((PA - the mean of the MO rounds around it)
-# / the instances of the busiest thread, which with one thread are all but
-# the round's), and the rounds after the fit are compensated with it: each
-# loses its instances times the fitted Delta_i and its own part.
+# --fit: the fit rounds first, then the rounds above. Each PA or CA round
+# after the fit is compensated with the median of the last FIT in-place
+# costs of its experiment, here the last one: (that round's raw time - the
+# mean of the MO rounds around it) / the instances of its busiest thread,
+# which with one thread are all but the round's. It loses its instances
+# times that value, and its own part.
 "$eval_tool" PAIRED 11 --fit 1 -- "$tree_walk" -n 300 -w 2 -t 1 >"$tmp/out.txt" 2>"$tmp/err.txt" ||
   { cat "$tmp/err.txt"; fail "PAIRED 11 --fit 1"; }
 expected=(warm-up fit-MO fit-PA fit-MO fit-CA MO PA MO CA MO PA)
 mapfile -t lines <"$tmp/out.txt"
 [[ ${#lines[@]} == 11 ]] || { cat "$tmp/out.txt"; fail "--fit: expected 11 rounds"; }
-declare -a raw comp inst
+declare -a raw comp inst delta
 for n in $(seq 1 11); do
-  [[ ${lines[$((n - 1))]} =~ ^round=$n\ experiment=([A-Za-z-]+)\ raw_us=([0-9.]+)\ comp_us=([0-9.]+)\ instances=([0-9]+)$ ]] ||
+  [[ ${lines[$((n - 1))]} =~ ^round=$n\ experiment=([A-Za-z-]+)\ raw_us=([0-9.]+)\ comp_us=([0-9.]+)\ instances=([0-9]+)(\ fitted_delta_ns=([0-9.]+))?$ ]] ||
     fail "--fit: bad line $n: ${lines[$((n - 1))]}"
   [[ ${BASH_REMATCH[1]} == "${expected[$((n - 1))]}" ]] || fail "--fit: round $n is ${BASH_REMATCH[1]}, expected ${expected[$((n - 1))]}"
-  raw[n]=${BASH_REMATCH[2]} comp[n]=${BASH_REMATCH[3]} inst[n]=${BASH_REMATCH[4]}
+  raw[n]=${BASH_REMATCH[2]} comp[n]=${BASH_REMATCH[3]} inst[n]=${BASH_REMATCH[4]} delta[n]=${BASH_REMATCH[6]}
+  case $n in
+    7 | 9 | 11) [[ -n ${delta[n]} ]] || fail "--fit: round $n has no fitted Delta_i" ;;
+    *) [[ -z ${delta[n]} ]] || fail "--fit: round $n (${BASH_REMATCH[1]}) has a fitted Delta_i" ;;
+  esac
 done
-for kind in timer callpath; do
-  grep -qE "^fit: $kind delta_i [0-9.]+ ns \(calibrated [0-9.]+\), own [0-9.]+ ns$" "$tmp/err.txt" ||
-    { cat "$tmp/err.txt"; fail "--fit: no $kind fit printed"; }
-done
-read -r delta own < <(sed -nE 's/^fit: timer delta_i ([0-9.]+) ns .*, own ([0-9.]+) ns$/\1 \2/p' "$tmp/err.txt")
-awk -v pa="${raw[3]}" -v a="${raw[2]}" -v b="${raw[4]}" -v n="${inst[3]}" -v d="$delta" \
-  'BEGIN { want = (pa - (a + b) / 2) * 1000 / (n - 1); exit !(want > 0 && (d - want) ^ 2 < (0.01 * want + 0.01) ^ 2) }' ||
-  fail "--fit: timer delta_i $delta ns is not what rounds 2-4 measured (${raw[2]}, ${raw[3]}, ${raw[4]} us, ${inst[3]} instances)"
-for n in 7 11; do
-  # A total below 0 is reported as 0 and hides the figure.
-  awk -v r="${raw[$n]}" -v c="${comp[$n]}" -v i="${inst[$n]}" -v d="$delta" -v o="$own" \
-    'BEGIN { if (c == 0) exit 0; removed = r - c; want = ((i - 1) * d + o) / 1000
+# Round 7 is compensated with round 3's cost, 9 with 5's, 11 with 7's.
+for pair in 7:3 9:5 11:7; do
+  n=${pair%:*} from=${pair#*:}
+  awk -v x="${raw[$from]}" -v a="${raw[$((from - 1))]}" -v b="${raw[$((from + 1))]}" -v i="${inst[$from]}" -v d="${delta[$n]}" \
+    'BEGIN { want = (x - (a + b) / 2) * 1000 / (i - 1); exit !(want > 0 && (d - want) ^ 2 < (0.01 * want + 0.01) ^ 2) }' ||
+    fail "--fit: round $n compensated with ${delta[$n]} ns, not what round $from cost (${raw[$((from - 1))]}, ${raw[$from]}, ${raw[$((from + 1))]} us, ${inst[$from]} instances)"
+  # A total below 0 is reported as 0 and hides the figure. The round's own
+  # part (at most Delta_i, tens of ns) is within the tolerance.
+  awk -v r="${raw[$n]}" -v c="${comp[$n]}" -v i="${inst[$n]}" -v d="${delta[$n]}" \
+    'BEGIN { if (c == 0) exit 0; removed = r - c; want = (i - 1) * d / 1000
              exit !((removed - want) ^ 2 < (0.002 * want + 0.3) ^ 2) }' ||
-    fail "--fit: round $n lost $(awk -v r="${raw[$n]}" -v c="${comp[$n]}" 'BEGIN { print r - c }') us, not ${inst[$n]} - 1 instances times $delta ns and $own ns"
+    fail "--fit: round $n lost $(awk -v r="${raw[$n]}" -v c="${comp[$n]}" 'BEGIN { print r - c }') us, not ${inst[$n]} - 1 instances times ${delta[$n]} ns"
 done
 
 # The workloads refuse a bad round count themselves.
