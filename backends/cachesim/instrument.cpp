@@ -16,12 +16,22 @@
 // part, the simulation of the batch.
 #include <emmintrin.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "mri_cachesim_abi.h"
 #include "mri_monitor.h"
+
+// The callbacks' fast path is not instrumented by the sanitizers of the
+// ASan and TSan builds: it touches only the thread's own buffer and the
+// split that libmonitor writes before recording starts, and checking
+// those accesses made recording 3 ns per reference under ASan, far more
+// in the calibration loop than among a program's own loads, which broke
+// the compensation of time under the simulator in those builds.
+#define MRI_UNCHECKED __attribute__((no_sanitize("address", "thread", "undefined")))
 
 namespace {
 
@@ -72,13 +82,88 @@ namespace {
 pthread_key_t g_exit_key;
 pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 
+// A signal handler can interrupt its thread while the thread hands a batch
+// over (Monitor_Cache_Simulate_Part reads the buffer, or copies it for the
+// simulation thread), and record references of its own. They must not go
+// into the batch being read, nor start a hand-over inside the hand-over (the
+// simulator is not reentrant, and its mutex is held). So while a thread
+// hands a batch over, the part's buffer reads full: the handler's references
+// take the slow path (record_after_room), whose flush returns at once
+// (t_handing_over), and they are set aside here, to be simulated right after
+// the batch, in order. A handler that records more than kAside references
+// during one hand-over loses the rest, and says so once on stderr.
+constexpr uint32_t kAside = 2048;
+struct alignas(64) Aside {
+  Monitor_Cache_Access ref[2][kAside];
+  uint32_t count[2];        // set-aside references per part
+  uint32_t handing_over;    // this thread is inside a hand-over (any part)
+};
+__attribute__((tls_model("initial-exec"))) thread_local Aside t_aside;
+std::atomic<bool> g_aside_overflowed{false};
+
+void set_aside(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
+  Aside& a = t_aside;
+  const uint32_t i = __atomic_load_n(&a.count[part], __ATOMIC_RELAXED);
+  if (i < kAside) {
+    a.ref[part][i] = Monitor_Cache_Access{address, size, type};
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    __atomic_store_n(&a.count[part], i + 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (!g_aside_overflowed.exchange(true, std::memory_order_relaxed)) {
+    static const char kMessage[] =
+        "mri-cachesim: a signal handler recorded more than 2048 memory references while its thread handed a batch "
+        "to the simulator; the references beyond those are not simulated\n";
+    [[maybe_unused]] const ssize_t w = write(2, kMessage, sizeof kMessage - 1);  // async-signal-safe
+  }
+}
+
+// Commits the reference just written at `at`, unless a signal handler that
+// recorded references of its own moved the cursor meanwhile: its references
+// are kept, and this one is dropped (as the inline recording does,
+// mri_cachesim_abi.h). Committing over a moved cursor would drop the
+// handler's, or, where the handler handed the buffer over, make the slots
+// between its references and this one count again in the next batch.
+MRI_UNCHECKED __attribute__((always_inline)) inline void commit(Mri_Cachesim_Cursor& c, uint32_t part,
+                                                                  Monitor_Cache_Access* at) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (__builtin_expect(c.next[part] == at, 1)) c.next[part] = at + 1;
+}
+
 void flush_part(uint32_t part) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  Aside& a = t_aside;
   Monitor_Cache_Access* const first = t_refs.ref[part];
-  if (c.end[part] == nullptr || c.next[part] == first) return;
-  const unsigned long n = static_cast<unsigned long>(c.next[part] - first);
-  c.next[part] = first;  // first: the simulator call cannot come back here, but a signal handler could
-  Monitor_Cache_Simulate_Part(part, first, n);
+  // A signal handler's flush (its region's enter or exit, or its own full
+  // buffer) inside this thread's hand-over: its references wait aside.
+  if (c.end[part] == nullptr || __atomic_load_n(&a.handing_over, __ATOMIC_RELAXED)) return;
+  if (c.next[part] == first && __atomic_load_n(&a.count[part], __ATOMIC_RELAXED) == 0) return;
+  __atomic_store_n(&a.handing_over, 1u, __ATOMIC_RELAXED);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // The buffer reads full from here: a handler's references take the slow
+  // path, aside. One instruction: whatever a handler appended before it is
+  // in the batch.
+  Monitor_Cache_Access* const last = __atomic_exchange_n(&c.next[part], c.end[part], __ATOMIC_RELAXED);
+  const unsigned long n = static_cast<unsigned long>(last - first);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  if (n) Monitor_Cache_Simulate_Part(part, first, n);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  c.next[part] = first;  // a handler's references go into the buffer again, after those set aside
+  // Those set aside, oldest first; a handler adds to them now only if it
+  // fills the buffer. The compare-exchange is one instruction: a handler
+  // runs before or after it, never inside.
+  for (uint32_t done = 0;;) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    uint32_t k = __atomic_load_n(&a.count[part], __ATOMIC_RELAXED);
+    if (k == done && __atomic_compare_exchange_n(&a.count[part], &k, 0u, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      break;
+    if (k > done) {
+      Monitor_Cache_Simulate_Part(part, a.ref[part] + done, k - done);
+      done = k;
+    }
+  }
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  __atomic_store_n(&a.handing_over, 0u, __ATOMIC_RELAXED);
 }
 
 // Part 1 first: where a thread of its own simulates it, part 0 is then
@@ -110,11 +195,14 @@ __attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
   return c.next[part];
 }
 
-// The reference that finds its buffer full (or is the thread's first).
+// The reference that finds its buffer full (or is the thread's first). Still
+// full after make_room(): a signal handler's reference inside its thread's
+// hand-over.
 __attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Monitor_Cache_Access* at = make_room(part);
+  if (at == __mri_cachesim_cursor.end[part]) return set_aside(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
-  __mri_cachesim_cursor.next[part] = at + 1;
+  commit(__mri_cachesim_cursor, part, at);
 }
 
 void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
@@ -122,7 +210,7 @@ void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Monitor_Cache_Access* at = c.next[part];
   if (at == c.end[part]) return record_after_room(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
-  c.next[part] = at + 1;
+  commit(c, part, at);
 }
 
 // A reference that straddles two lines of different parts: into both
@@ -133,13 +221,6 @@ __attribute__((noinline)) void record_straddling(uintptr_t a, uint32_t size, uin
   record_in(1, a, size, type);
 }
 
-// The callbacks' fast path is not instrumented by the sanitizers of the
-// ASan and TSan builds: it touches only the thread's own buffer and the
-// split that libmonitor writes before recording starts, and checking
-// those accesses made recording 3 ns per reference under ASan, far more
-// in the calibration loop than among a program's own loads, which broke
-// the compensation of time under the simulator in those builds.
-#define MRI_UNCHECKED __attribute__((no_sanitize("address", "thread", "undefined")))
 
 // The fast path has no call but a tail call, hence no stack frame: saving a
 // register around make_room() used to cost every reference a push and a pop.
@@ -163,7 +244,7 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned c
   // costs a reference-dense loop (docs/ACCURACY.md, time under the simulator).
   const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(a));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(at), r);
-  c.next[part] = at + 1;
+  commit(c, part, at);
 }
 
 // A reference of any size, for the out-of-line path of the inlined

@@ -16,7 +16,10 @@
  *   }
  *
  * (next[0] moves on only if nothing else moved it meanwhile: a signal
- * handler's references are kept, the run's dropped). A program with any
+ * handler that recorded inside the run keeps its references, less those
+ * the run wrote over, and the run is dropped). While the thread hands a
+ * batch over, next equals end, so a handler's references take the call,
+ * and instrument.cpp keeps them aside until the batch is through. A program with any
  * code recorded inline does not offer libmonitor to sort references by
  * part (instrument.cpp), so address_bits stays 0 in it; were it not, the
  * call would sort them.

@@ -68,6 +68,16 @@
  * Registers A, calls Monitor_Init() (waits for the tool's release) and
  * exits with CODE before any region.
  *
+ *   mri_cacheapp signals PASSES PATH
+ *
+ * Registers A and S (64 doubles, 8 lines) and, in region "main", sweeps A
+ * PASSES times (as in the sweep mode) while a SIGALRM arrives every 100
+ * us; its handler reads every double of S (64 reads, instrumented like the
+ * rest). The timer is stopped and the signal
+ * blocked before main ends, and the number of handler runs is written to
+ * PATH. Every read of S is then a handler's; most handlers run while the
+ * thread hands a batch of references to the simulator.
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -90,6 +100,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,6 +340,51 @@ static int park(const char *path)
     return 0;
 }
 
+/* The signals mode (see the top). */
+#define S_DOUBLES 64 /* 512 bytes: 8 lines */
+static double S[S_DOUBLES] __attribute__((aligned(64)));
+static volatile sig_atomic_t handled;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    const volatile double *s = S;
+    double sum = 0.0;
+    for (int i = 0; i < S_DOUBLES; i++)
+        sum += s[i];
+    handled = handled + (sum == 0.0); /* S is all zeros: one more run */
+}
+
+static int signals(int n, const char *path)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0 || MONITOR_DATA(S, sizeof S) != 0)
+        return 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    static const struct itimerval every = {{0, 100}, {0, 100}}, off = {{0, 0}, {0, 0}};
+    sigset_t alarm;
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    if (sigaction(SIGALRM, &sa, NULL) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    if (setitimer(ITIMER_REAL, &every, NULL) != 0)
+        return 1;
+    work_passes_over_a(n);
+    /* A signal already pending is delivered as the calls return, still
+     * inside main. */
+    if (setitimer(ITIMER_REAL, &off, NULL) != 0 || sigprocmask(SIG_BLOCK, &alarm, NULL) != 0)
+        return 1;
+    MONITOR_EXIT(r_main);
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%d\n", (int)handled) < 0 || fclose(f) != 0)
+        return 1;
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -372,6 +428,14 @@ int main(int argc, char **argv)
         }
         return park(argv[2]);
     }
+    if (argc == 4 && strcmp(argv[1], "signals") == 0) {
+        const int n = atoi(argv[2]);
+        if (n < 1) {
+            fprintf(stderr, "%s: PASSES >= 1\n", argv[0]);
+            return 2;
+        }
+        return signals(n, argv[3]);
+    }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
@@ -384,7 +448,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS] | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }
