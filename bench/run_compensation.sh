@@ -33,6 +33,13 @@
 # paired errors (each round against the mean of the MO rounds around it).
 # About 1 minute on 2 cores.
 #
+# --paired --simulated [--fit FIT]: time under the cache simulator as
+# rounds of one process (MO, SIM, MO, SIM, ...; the *_cachesim builds).
+# With --fit, each SIM round is compensated with the recording cost per
+# reference measured in the rounds before it, as compensation_eval
+# describes; only with one program thread (the fit counts the references
+# of the round's thread).
+#
 # --paired --fit FIT: the same rounds after FIT cycles of fit rounds (MO,
 # PA, MO, CA). compensation_eval measures what an instance cost in place
 # in every PA and CA round, and compensates each later one with the median
@@ -44,27 +51,38 @@ set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log lines cal timer_di callpath_di
+  local rounds=$1 w t log lines cal timer_di callpath_di period=4 mode=() threads=(1 2)
   local -a fit_args=()
-  [[ $fit -gt 0 ]] && fit_args=(--fit "$fit")
-  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fitted_delta_ns" >"$out"
+  if [[ -n $suffix ]]; then
+    period=2
+    mode=(--simulated)
+    # The fit counts the references of the round's thread: one program thread.
+    if [[ $fit -gt 0 ]]; then threads=(1); fi
+  fi
+  if [[ $fit -gt 0 ]]; then fit_args=(--fit "$fit"); fi
+  echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fitted_delta_ns,references,recording_ns" >"$out"
   for w in is_sort tree_walk jacobi; do
-    for t in 1 2; do
-      printf 'run_compensation: %s, %d thread(s), %d rounds%s\n' "$w" "$t" "$rounds" \
-        "${fit_args:+ after $((4 * fit)) fit rounds}" >&2
+    for t in "${threads[@]}"; do
+      printf 'run_compensation: %s%s, %d thread(s), %d rounds%s\n' "$w" "$suffix" "$t" "$rounds" \
+        "${fit_args:+ after $((period * fit)) fit rounds}" >&2
       log=$build/bench/compensation-last.err
-      lines=$("$dir/compensation_eval" PAIRED "$((rounds + 4 * fit))" "${fit_args[@]}" -- "$dir/$w" -t "$t" 2>"$log") || {
+      lines=$("$dir/compensation_eval" PAIRED "$((rounds + period * fit))" "${mode[@]}" "${fit_args[@]}" -- \
+        "$dir/$w$suffix" -t "$t" 2>"$log") || {
         cat "$log" >&2
-        echo "run_compensation: $w -t $t, PAIRED failed" >&2
+        echo "run_compensation: $w$suffix -t $t, PAIRED failed" >&2
         exit 1
       }
       cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1)
       timer_di=$(echo "$cal" | awk '{print $3}')
       callpath_di=$(echo "$cal" | awk '{print $NF}')
+      # key=value fields; the last three only on some lines.
       echo "$lines" |
-        sed -E 's/round=([0-9]+) experiment=([^ ]+) raw_us=([0-9.]+) comp_us=([0-9.]+) instances=([0-9]+)( fitted_delta_ns=([0-9.]+))?/\1,\2,\3,\4,\5,\7/' |
-        awk -F, -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" \
-          '{print w "," t "," $1 "," $2 "," $3 "," $4 "," $5 "," a "," b "," $6}' >>"$out"
+        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{
+          delete f
+          for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
+          print w "," t "," f["round"] "," f["experiment"] "," f["raw_us"] "," f["comp_us"] "," f["instances"] "," a "," b \
+                "," f["fitted_delta_ns"] "," f["references"] "," f["recording_ns"]
+        }' >>"$out"
       grep calibration "$log" | sed "s/^/  /" >&2 || true
     done
   done
@@ -72,7 +90,9 @@ run_paired() {
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 order = ["is_sort", "tree_walk", "jacobi"]
-cols = ["MO", "PA", "PA-comp", "CA", "CA-comp"]
+simulated = any(r["experiment"].endswith("SIM") for r in rows)
+measured = ["SIM"] if simulated else ["PA", "CA"]
+cols = ["MO"] + [c for e in measured for c in (e, e + "-comp")]
 print("| Workload | threads | | " + " | ".join(cols) + " |")
 print("|---|---|---|" + "---|" * len(cols))
 for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lambda x: (order.index(x[0]), x[1])):
@@ -82,7 +102,7 @@ for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lam
         e, n = r["experiment"], int(r["round"])
         if e == "MO":
             series["MO"].append((n, float(r["raw_us"])))
-        elif e in ("PA", "CA"):
+        elif e in measured:
             series[e].append((n, float(r["raw_us"])))
             series[e + "-comp"].append((n, float(r["comp_us"])))
     v = {c: [x for _, x in series[c]] for c in cols}
@@ -106,34 +126,45 @@ PY
 
 suffix=
 experiments=(MO PA PA-comp CA CA-comp)
-kind=compensation
 paired=
 fit=0
-case ${1:-} in
-  --simulated)
-    suffix=_cachesim
-    experiments=(MO SIM SIM-comp)
-    kind=simulation-compensation
-    shift
-    ;;
-  --paired)
-    paired=1
-    kind=compensation-paired
-    shift
-    if [[ ${1:-} == --fit ]]; then
+usage() {
+  echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  echo "       $0 --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+  exit 2
+}
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --simulated)
+      suffix=_cachesim
+      experiments=(MO SIM SIM-comp)
+      shift
+      ;;
+    --paired)
+      paired=1
+      shift
+      ;;
+    --fit)
       [[ ${2:-} =~ ^[0-9]+$ && ${2:-} -ge 1 && ${2:-} -le 64 ]] ||
         { echo "run_compensation: --fit FIT: FIT must be a number from 1 to 64" >&2; exit 2; }
       fit=$2
-      kind=compensation-fitted
       shift 2
-    fi
-    ;;
-esac
-if [[ $# -lt 1 || $# -gt 3 ]]; then
-  echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
-  echo "       $0 --paired [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+      ;;
+    *)
+      echo "run_compensation: unknown option $1" >&2
+      usage
+      ;;
+  esac
+done
+if [[ $fit -gt 0 && -z $paired ]]; then
+  echo "run_compensation: --fit needs --paired (the fit is made in rounds)" >&2
   exit 2
 fi
+if [[ $# -lt 1 || $# -gt 3 ]]; then usage; fi
+kind=compensation
+if [[ -n $suffix ]]; then kind=simulation-compensation; fi
+if [[ -n $paired ]]; then kind=$kind-paired; fi
+if [[ $fit -gt 0 ]]; then kind=$kind-fitted; fi
 build=$(cd "$1" && pwd)
 out=${3:-$build/bench/$kind-results.csv}
 dir=$build/bench/compensation

@@ -54,6 +54,22 @@
  * other PA and CA lines end in "fitted_delta_ns=" and the Delta_i their
  * round was compensated with. ROUNDS counts every round, at least 4 FIT +
  * 5.
+ *
+ *   compensation_eval PAIRED ROUNDS --simulated [--fit FIT] -- PROGRAM [ARGS...]
+ *
+ * Time under the cache simulator, in rounds: warm-up, then MO, SIM, MO,
+ * SIM, ... where SIM measures only the round too, with every memory
+ * reference of its thread simulated (requests for the round's L1 data
+ * reads and writes, hits and misses, over every address: their sum is the
+ * references it recorded). SIM lines add "references=" and
+ * "recording_ns=", the recording cost per reference the compensation
+ * removed. With --fit, the FIT cycles after the warm-up (fit-MO, fit-SIM)
+ * only measure, and before each later SIM round the tool sets the median
+ * of the last FIT measured recording costs as MRI_OVERHEAD_CACHE_SIMULATOR:
+ * what was removed per reference plus (the compensated round - the mean
+ * of the MO rounds around it) / its references. The references counted
+ * are the round's thread's: for programs whose work the round's thread
+ * does alone (one thread). ROUNDS at least 2 FIT + 3.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,9 +191,47 @@ static int ended_well(const char *program)
     return 0;
 }
 
-/* compensation_eval PAIRED ROUNDS [--fit FIT] -- PROGRAM [ARGS...] (see the
- * top; fit 0: no fit rounds). */
-static int paired(int rounds, int fit, int argc, char **argv)
+/* The references the round's thread recorded in the round: its simulated
+ * L1 data reads and writes, hits and misses, over every address. */
+static const MRI_Runtime_Information_Spec kReferenceEvents[4] = {MRI_LC1_DATA_READ_MISS, MRI_LC1_DATA_READ_HIT,
+                                                                 MRI_LC1_DATA_WRITE_MISS, MRI_LC1_DATA_WRITE_HIT};
+
+static int reference_requests(MRI_Region_Table *round, MRI_Request_ID ids[4])
+{
+    MRI_Aggregation_Spec sum = {MRI_SUM, MRI_PER_PROCESS};
+    for (int e = 0; e < 4; ++e) {
+        MRI_Runtime_Information_Spec ri = kReferenceEvents[e];
+        ids[e] = MRI_Aggregate_Request(&ri, round, NULL, NULL, &sum);
+        if (ids[e] < 0) return die("cache request");
+    }
+    return 0;
+}
+
+static int references(const MRI_Request_ID ids[4], double *refs)
+{
+    *refs = 0;
+    for (int e = 0; e < 4; ++e) {
+        void *p = NULL;
+        if (MRI_Get_Data(ids[e], &p) != MRI_OK) return die("cache data");
+        const MRI_Aggregate_Request_Results *a = p;
+        for (int i = 0; i < a->nr_Elements; ++i) *refs += a->element[i].value;
+        if (MRI_Request_Delete(ids[e]) != MRI_OK) return die("delete");
+    }
+    return 0;
+}
+
+/* The recording cost per reference the application's compensation used. */
+static double recording_cost(void)
+{
+    MRI_Overhead_Calibration cal;
+    if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return -1;
+    return cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR].calibrated ? cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR].delta_inclusive
+                                                              : 0;
+}
+
+/* compensation_eval PAIRED ROUNDS [--simulated] [--fit FIT] -- PROGRAM
+ * [ARGS...] (see the top; fit 0: no fit rounds). */
+static int paired(int rounds, int simulated, int fit, int argc, char **argv)
 {
     /* PROGRAM ARGS... -r ROUNDS */
     char **args = calloc((size_t)argc + 3, sizeof(char *));
@@ -196,32 +250,48 @@ static int paired(int rounds, int fit, int argc, char **argv)
     MRI_Region_Table only_round = {&round, 1}, every = {NULL, 0};
     static const char *const cycle[] = {"MO", "PA", "MO", "CA"};
     static const char *const fit_cycle[] = {"fit-MO", "fit-PA", "fit-MO", "fit-CA"};
-    const int fitted = 1 + 4 * fit; /* the last fit round */
+    static const char *const sim_cycle[] = {"MO", "SIM"};
+    static const char *const sim_fit_cycle[] = {"fit-MO", "fit-SIM"};
+    const int period = simulated ? 2 : 4;
+    const int fitted = 1 + period * fit; /* the last fit round */
     double *raw = calloc((size_t)rounds + 1, sizeof(double));
+    double *comp = calloc((size_t)rounds + 1, sizeof(double));
+    double *refs = calloc((size_t)rounds + 1, sizeof(double));
+    double *used = calloc((size_t)rounds + 1, sizeof(double)); /* SIM: the recording cost compensated with */
     unsigned long long *busiest = calloc((size_t)rounds + 1, sizeof(unsigned long long));
-    double *cost[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))}; /* PA, CA */
+    double *cost[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))}; /* PA or SIM, CA */
     int costs[2] = {0, 0};
     const char *last = "";
-    if (!raw || !busiest || !cost[0] || !cost[1]) return die("out of memory");
+    if (!raw || !comp || !refs || !used || !busiest || !cost[0] || !cost[1]) return die("out of memory");
     print_calibration();
     for (int r = 1; r <= rounds; ++r) {
-        const char *exp = r == 1 ? "warm-up" : r <= fitted ? fit_cycle[(r - 2) % 4] : cycle[(r - 2 - 4 * fit) % 4];
-        const char *kind = strncmp(exp, "fit-", 4) == 0 ? exp + 4 : exp;
-        const int ca = strcmp(kind, "CA") == 0;
+        const int in_fit = r > 1 && r <= fitted;
+        const char *exp = r == 1    ? "warm-up"
+                          : in_fit ? (simulated ? sim_fit_cycle : fit_cycle)[(r - 2) % period]
+                                   : (simulated ? sim_cycle : cycle)[(r - 2 - period * fit) % period];
+        const char *kind = in_fit ? exp + 4 : exp;
+        const int ca = strcmp(kind, "CA") == 0, sim = strcmp(kind, "SIM") == 0;
         double delta = 0;
-        if (fit && kind != exp + 4 && (ca || strcmp(kind, "PA") == 0)) {
+        if (fit && !in_fit && (ca || sim || strcmp(kind, "PA") == 0)) {
             delta = median_of_last(cost[ca], costs[ca], fit);
-            if (!(delta > 0)) {
+            if (sim && delta < 0) delta = 0; /* the rounds were compensated too much even without recording costs */
+            if (!(delta > 0) && !sim) {
                 fprintf(stderr, "compensation_eval: round %d: the rounds before found no overhead (%.2f ns an instance)\n",
                         r, delta);
                 return 1;
             }
-            if (set_fitted(ca ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER, delta)) return 1;
+            if (set_fitted(sim  ? MRI_OVERHEAD_CACHE_SIMULATOR
+                           : ca ? MRI_OVERHEAD_CALLPATH
+                                : MRI_OVERHEAD_TIMER,
+                           delta))
+                return 1;
         }
         MRI_Request_ID id = strcmp(kind, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
                             : strcmp(kind, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
                                                       : MRI_Profile_Request(&time, &only_round, NULL, NULL);
         if (id < 0) return die("profile request");
+        MRI_Request_ID ref_ids[4];
+        if (sim && reference_requests(&only_round, ref_ids)) return 1;
         if (MRI_Start_Stop(&round) != MRI_OK) return die("start");
         const int st = MRI_Wait();
         if (st == MRI_APPLICATION_TERMINATED) {
@@ -237,15 +307,30 @@ static int paired(int rounds, int fit, int argc, char **argv)
             return 1;
         }
         raw[r] = m->inclusive;
-        /* An MO round after a PA or CA round: what an instance cost there. */
-        if (fit && strcmp(kind, "MO") == 0 && (strstr(last, "PA") || strstr(last, "CA"))) {
+        comp[r] = m->compensated_inclusive;
+        if (sim) {
+            if (references(ref_ids, &refs[r])) return 1;
+            used[r] = recording_cost();
+            if (refs[r] < 1 || used[r] < 0) {
+                fprintf(stderr, "compensation_eval: round %d recorded no reference (is the program instrumented?)\n",
+                        r);
+                return 1;
+            }
+        }
+        /* An MO round after a PA or CA round: what an instance cost there.
+         * After a SIM round: what recording a reference cost, the part of
+         * the compensated round above MO added to what was removed. */
+        if (fit && strcmp(kind, "MO") == 0 && (strstr(last, "PA") || strstr(last, "CA") || strstr(last, "SIM"))) {
             const int k = strstr(last, "CA") != NULL;
-            cost[k][costs[k]++] = (raw[r - 1] - (raw[r - 2] + raw[r]) / 2) / (double)busiest[r - 1];
+            const double mo = (raw[r - 2] + raw[r]) / 2;
+            cost[k][costs[k]++] = strstr(last, "SIM") ? used[r - 1] + (comp[r - 1] - mo) / refs[r - 1]
+                                                      : (raw[r - 1] - mo) / (double)busiest[r - 1];
         }
         last = exp;
         printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu", r, exp, m->inclusive / 1e3,
                m->compensated_inclusive / 1e3, instances);
-        if (delta > 0) printf(" fitted_delta_ns=%.3f", delta);
+        if (sim) printf(" references=%.0f recording_ns=%.4f", refs[r], used[r]);
+        if (fit && !in_fit && (ca || sim || strcmp(kind, "PA") == 0)) printf(" fitted_delta_ns=%.4f", delta);
         printf("\n");
         fflush(stdout);
         if (MRI_Request_Delete(id) != MRI_OK) return die("delete");
@@ -256,6 +341,9 @@ static int paired(int rounds, int fit, int argc, char **argv)
     MRI_Finalize();
     free(args);
     free(raw);
+    free(comp);
+    free(refs);
+    free(used);
     free(busiest);
     free(cost[0]);
     free(cost[1]);
@@ -273,33 +361,38 @@ int main(int argc, char **argv)
             return 2;
         }
         long fit = 0;
-        int next = 3;
-        if (strcmp(argv[3], "--fit") == 0) {
-            if (argc < 7) {
-                fprintf(stderr, "compensation_eval: PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]\n");
+        int next = 3, simulated = 0;
+        if (strcmp(argv[next], "--simulated") == 0) {
+            simulated = 1;
+            ++next;
+        }
+        if (next < argc && strcmp(argv[next], "--fit") == 0) {
+            if (argc < next + 4) {
+                fprintf(stderr, "compensation_eval: PAIRED ROUNDS [--simulated] --fit FIT -- PROGRAM [ARGS...]\n");
                 return 2;
             }
-            fit = strtol(argv[4], &end, 10);
-            if (end == argv[4] || *end || fit < 1 || fit > 64) {
+            fit = strtol(argv[next + 1], &end, 10);
+            if (end == argv[next + 1] || *end || fit < 1 || fit > 64) {
                 fprintf(stderr, "compensation_eval: --fit FIT: FIT must be a number from 1 to 64, not \"%s\"\n",
-                        argv[4]);
+                        argv[next + 1]);
                 return 2;
             }
-            if (rounds < 4 * fit + 5) {
+            const long period = simulated ? 2 : 4;
+            if (rounds < period * fit + period + 1) {
                 fprintf(stderr,
                         "compensation_eval: PAIRED %ld --fit %ld: %ld rounds leave none after the fit; at least "
                         "%ld\n",
-                        rounds, fit, rounds, 4 * fit + 5);
+                        rounds, fit, rounds, period * fit + period + 1);
                 return 2;
             }
-            next = 5;
+            next += 2;
         }
-        if (strcmp(argv[next], "--") == 0 && argc > next + 1)
-            return paired((int)rounds, (int)fit, argc - next - 1, argv + next + 1);
+        if (next < argc && strcmp(argv[next], "--") == 0 && argc > next + 1)
+            return paired((int)rounds, simulated, (int)fit, argc - next - 1, argv + next + 1);
     }
     if (argc < 4 || strcmp(argv[2], "--") != 0) {
         fprintf(stderr, "usage: compensation_eval MO|PA|PA-comp|CA|CA-comp|SIM|SIM-comp -- PROGRAM [ARGS...]\n"
-                        "       compensation_eval PAIRED ROUNDS [--fit FIT] -- PROGRAM [ARGS...]\n");
+                        "       compensation_eval PAIRED ROUNDS [--simulated] [--fit FIT] -- PROGRAM [ARGS...]\n");
         return 2;
     }
     const char *exp = argv[1];

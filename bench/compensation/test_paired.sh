@@ -6,9 +6,12 @@
 # removes something from them and nothing but the round's own part from
 # MO, and bad input is refused with a reason.
 #
-#   test_paired.sh COMPENSATION_EVAL TREE_WALK JACOBI
+#   test_paired.sh COMPENSATION_EVAL TREE_WALK JACOBI [JACOBI_CACHESIM]
+#
+# With JACOBI_CACHESIM (the workload built with the cache-simulator
+# instrumentation), also --simulated, with and without --fit.
 set -euo pipefail
-eval_tool=$1 tree_walk=$2 jacobi=$3
+eval_tool=$1 tree_walk=$2 jacobi=$3 jacobi_cachesim=${4:-}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -83,6 +86,61 @@ for pair in 7:3 9:5 11:7; do
              exit !((removed - want) ^ 2 < (0.002 * want + 0.3) ^ 2) }' ||
     fail "--fit: round $n lost $(awk -v r="${raw[$n]}" -v c="${comp[$n]}" 'BEGIN { print r - c }') us, not ${inst[$n]} - 1 instances times ${delta[$n]} ns"
 done
+
+# --simulated: MO and SIM rounds; each SIM round recorded references (the
+# round's L1 data reads and writes) and had its simulation and recording
+# removed; MO rounds recorded nothing. With --fit 1, each SIM round after
+# the fit is compensated with the recording cost the last SIM round
+# measured: what was removed per reference plus (its compensated time -
+# the mean of the MO rounds around it) / its references (0 where that is
+# negative).
+if [[ -n $jacobi_cachesim ]]; then
+  "$eval_tool" PAIRED 5 --simulated -- "$jacobi_cachesim" -n 64 -s 4 >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+    { cat "$tmp/err.txt"; fail "PAIRED 5 --simulated"; }
+  expected=(warm-up MO SIM MO SIM)
+  mapfile -t lines <"$tmp/out.txt"
+  [[ ${#lines[@]} == 5 ]] || { cat "$tmp/out.txt"; fail "--simulated: expected 5 rounds"; }
+  for n in 1 2 3 4 5; do
+    line=${lines[$((n - 1))]}
+    case ${expected[$((n - 1))]} in
+      SIM)
+        [[ $line =~ ^round=$n\ experiment=SIM\ raw_us=([0-9.]+)\ comp_us=([0-9.]+)\ instances=1\ references=([0-9]+)\ recording_ns=([0-9.]+)$ ]] ||
+          fail "--simulated: bad line $n: $line"
+        [[ ${BASH_REMATCH[3]} -gt 1000 ]] || fail "--simulated: round $n recorded ${BASH_REMATCH[3]} references"
+        awk -v r="${BASH_REMATCH[1]}" -v c="${BASH_REMATCH[2]}" 'BEGIN { exit !(c < r) }' ||
+          fail "--simulated: round $n: nothing removed ($line)"
+        ;;
+      *)
+        [[ $line =~ ^round=$n\ experiment=${expected[$((n - 1))]}\ raw_us=[0-9.]+\ comp_us=[0-9.]+\ instances=1$ ]] ||
+          fail "--simulated: bad line $n: $line"
+        ;;
+    esac
+  done
+  "$eval_tool" PAIRED 7 --simulated --fit 1 -- "$jacobi_cachesim" -n 64 -s 4 >"$tmp/out.txt" 2>"$tmp/err.txt" ||
+    { cat "$tmp/err.txt"; fail "PAIRED 7 --simulated --fit 1"; }
+  expected=(warm-up fit-MO fit-SIM MO SIM MO SIM)
+  mapfile -t lines <"$tmp/out.txt"
+  [[ ${#lines[@]} == 7 ]] || { cat "$tmp/out.txt"; fail "--simulated --fit: expected 7 rounds"; }
+  declare -a sraw scomp srefs srec sdelta
+  for n in $(seq 1 7); do
+    [[ ${lines[$((n - 1))]} =~ ^round=$n\ experiment=([A-Za-z-]+)\ raw_us=([0-9.]+)\ comp_us=(-?[0-9.]+)\ instances=1(\ references=([0-9]+)\ recording_ns=([0-9.]+))?(\ fitted_delta_ns=([0-9.]+))?$ ]] ||
+      fail "--simulated --fit: bad line $n: ${lines[$((n - 1))]}"
+    [[ ${BASH_REMATCH[1]} == "${expected[$((n - 1))]}" ]] || fail "--simulated --fit: round $n is ${BASH_REMATCH[1]}"
+    sraw[n]=${BASH_REMATCH[2]} scomp[n]=${BASH_REMATCH[3]} srefs[n]=${BASH_REMATCH[5]} srec[n]=${BASH_REMATCH[6]}
+    sdelta[n]=${BASH_REMATCH[8]}
+  done
+  # Round 5 with round 3's measure, round 7 with round 5's; and the
+  # application compensated with the value set.
+  for pair in 5:3 7:5; do
+    n=${pair%:*} from=${pair#*:}
+    [[ -n ${sdelta[$n]} ]] || fail "--simulated --fit: round $n has no fitted recording cost"
+    awk -v rec="${srec[$from]}" -v c="${scomp[$from]}" -v a="${sraw[$((from - 1))]}" -v b="${sraw[$((from + 1))]}" \
+      -v refs="${srefs[$from]}" -v d="${sdelta[$n]}" -v used="${srec[$n]}" \
+      'BEGIN { want = rec + (c - (a + b) / 2) * 1000 / refs; if (want < 0) want = 0
+               exit !((d - want) ^ 2 < (0.01 * want + 0.002) ^ 2 && (used - d) ^ 2 < (0.001 * d + 0.0002) ^ 2) }' ||
+      fail "--simulated --fit: round $n compensated with ${sdelta[$n]} ns a reference (removed ${srec[$n]}), not what round $from measured"
+  done
+fi
 
 # The workloads refuse a bad round count themselves.
 if "$jacobi" -n 8 -s 2 -r 0 2>"$tmp/bad.err"; then fail "jacobi -r 0 succeeded"; fi
