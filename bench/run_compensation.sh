@@ -3,7 +3,7 @@
 # 001 (Malony & Shende, section 4.1), in the layout of its Table 1.
 #
 #   bench/run_compensation.sh [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]
-#   bench/run_compensation.sh --paired [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]
+#   bench/run_compensation.sh --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]
 #
 # --simulated: time under the cache simulator instead. The same workloads
 # built with the cache-simulator instrumentation (*_cachesim); experiments
@@ -45,8 +45,8 @@
 # in every PA and CA round, and compensates each later one with the median
 # of the last FIT of its experiment, set as the timer or callpath kind's
 # overhead (MRI_Set_Overhead; docs/ACCURACY.md, "Calibrating against the
-# program"). ROUNDS counts the rounds after the fit; the CSV's last column
-# is the Delta_i each PA and CA round was compensated with.
+# program"). ROUNDS counts the rounds after the fit; the CSV's column
+# fitted_delta_ns is the Delta_i each PA and CA round was compensated with.
 set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.

@@ -388,10 +388,9 @@ void apply_tool_overhead() {
     bool want = (set >> i) & 1u;
     const float pair = want ? from_bits(sync::load(tc.overhead_pair_ns[i])) : 0.0f;
     const float own = want ? from_bits(sync::load(tc.overhead_own_ns[i])) : 0.0f;
-    // The segment is untrusted: libmri checks the same bounds.
-    if (want && !(std::isfinite(pair) && std::isfinite(own) && own >= 0 && own <= pair && pair <= proto::kMaxToolOverheadNs &&
-                  (i != uint32_t(proto::OverheadKind::kCacheSim) || own == 0))) {
-      note_error("overhead set by the tool for kind %u is not valid (%g ns, own %g): ignored", i, double(pair),
+    // The segment is untrusted: the same checks as libmri's.
+    if (const char* problem = want ? proto::tool_overhead_problem(i, pair, own) : nullptr) {
+      note_error("overhead set by the tool for kind %u ignored: %s (%g ns, own %g)", i, problem, double(pair),
                  double(own));
       want = false;
     }

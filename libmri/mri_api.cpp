@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -1103,19 +1102,8 @@ int MRI_Set_Overhead(MRI_Overhead_Kind overhead_kind, double delta_inclusive, do
   const int kind = int(overhead_kind);
   std::lock_guard<std::mutex> lock(s.mu);
   if (overhead_words(kind, "MRI_Set_Overhead") != MRI_OK) return MRI_Error;
-  if (!std::isfinite(delta_inclusive) || !std::isfinite(delta_own))
-    return fail("MRI_Set_Overhead: the values must be finite numbers of ns");
-  if (delta_own < 0 || delta_inclusive < 0)
-    return fail("MRI_Set_Overhead: negative overhead (delta_inclusive %g ns, delta_own %g ns)", delta_inclusive,
-                delta_own);
-  if (delta_inclusive > proto::kMaxToolOverheadNs)
-    return fail("MRI_Set_Overhead: delta_inclusive %g ns is above the bound of %g ns a region instance",
-                delta_inclusive, proto::kMaxToolOverheadNs);
-  if (delta_own > delta_inclusive)
-    return fail("MRI_Set_Overhead: delta_own %g ns is above delta_inclusive %g ns (own is a part of the pair's cost)",
-                delta_own, delta_inclusive);
-  if (kind == MRI_OVERHEAD_CACHE_SIMULATOR && delta_own != 0)
-    return fail("MRI_Set_Overhead: the cache-simulator kind is a cost per recorded reference; its delta_own must be 0");
+  if (const char* problem = proto::tool_overhead_problem(uint32_t(kind), delta_inclusive, delta_own))
+    return fail("MRI_Set_Overhead: %s (delta_inclusive %g ns, delta_own %g ns)", problem, delta_inclusive, delta_own);
   // Not while the application reads the words at a release it has not
   // acknowledged yet.
   await_ack();

@@ -17,6 +17,7 @@
 //    the meaning of a field; it is independent of the library version.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -203,8 +204,20 @@ enum class OverheadKind : uint32_t {
 };
 inline constexpr uint32_t kOverheadKinds = 4;
 static_assert(sizeof(ToolControl::overhead_pair_ns) == kOverheadKinds * sizeof(uint32_t));
-// The largest overhead per instance a tool may set (ns); both sides check it.
+// The largest overhead per instance a tool may set (ns).
 inline constexpr double kMaxToolOverheadNs = 1e6;
+// Why values a tool sets for an OverheadKind are not valid, or nullptr: the
+// tool checks them before it writes them (MRI_Set_Overhead), and the
+// application again when it reads them (the segment is untrusted).
+inline const char* tool_overhead_problem(uint32_t kind, double pair_ns, double own_ns) {
+  if (!std::isfinite(pair_ns) || !std::isfinite(own_ns)) return "the values must be finite numbers of ns";
+  if (pair_ns < 0 || own_ns < 0) return "negative overhead";
+  if (pair_ns > kMaxToolOverheadNs) return "delta_inclusive is above the bound of 1 ms a region instance";
+  if (own_ns > pair_ns) return "delta_own is above delta_inclusive (own is a part of the pair's cost)";
+  if (kind == uint32_t(OverheadKind::kCacheSim) && own_ns != 0)
+    return "the cache-simulator kind is a cost per recorded reference; its delta_own must be 0";
+  return nullptr;
+}
 struct OverheadValue {
   // Both in ticks (ns_per_tick converts). `own`: what the monitor adds to
   // an instance's own measured interval (its exclusive part of the

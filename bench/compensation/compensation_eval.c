@@ -261,7 +261,7 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
     unsigned long long *busiest = calloc((size_t)rounds + 1, sizeof(unsigned long long));
     double *cost[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))}; /* PA or SIM, CA */
     int costs[2] = {0, 0};
-    const char *last = "";
+    int last = -1; /* the cost list of the round before (0: PA or SIM, 1: CA), -1: it measured no cost */
     if (!raw || !comp || !refs || !used || !busiest || !cost[0] || !cost[1]) return die("out of memory");
     print_calibration();
     for (int r = 1; r <= rounds; ++r) {
@@ -270,9 +270,10 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
                           : in_fit ? (simulated ? sim_fit_cycle : fit_cycle)[(r - 2) % period]
                                    : (simulated ? sim_cycle : cycle)[(r - 2 - period * fit) % period];
         const char *kind = in_fit ? exp + 4 : exp;
-        const int ca = strcmp(kind, "CA") == 0, sim = strcmp(kind, "SIM") == 0;
+        const int pa = strcmp(kind, "PA") == 0, ca = strcmp(kind, "CA") == 0, sim = strcmp(kind, "SIM") == 0;
+        const int fitted_round = fit && !in_fit && (pa || ca || sim);
         double delta = 0;
-        if (fit && !in_fit && (ca || sim || strcmp(kind, "PA") == 0)) {
+        if (fitted_round) {
             delta = median_of_last(cost[ca], costs[ca], fit);
             if (sim && delta < 0) delta = 0; /* the rounds were compensated too much even without recording costs */
             if (!(delta > 0) && !sim) {
@@ -286,9 +287,9 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
                            delta))
                 return 1;
         }
-        MRI_Request_ID id = strcmp(kind, "CA") == 0 ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
-                            : strcmp(kind, "PA") == 0 ? MRI_Profile_Request(&time, &every, NULL, NULL)
-                                                      : MRI_Profile_Request(&time, &only_round, NULL, NULL);
+        MRI_Request_ID id = ca   ? MRI_Callpath_Profile_Request(&time, &every, NULL, NULL)
+                            : pa ? MRI_Profile_Request(&time, &every, NULL, NULL)
+                                 : MRI_Profile_Request(&time, &only_round, NULL, NULL);
         if (id < 0) return die("profile request");
         MRI_Request_ID ref_ids[4];
         if (sim && reference_requests(&only_round, ref_ids)) return 1;
@@ -320,17 +321,16 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
         /* An MO round after a PA or CA round: what an instance cost there.
          * After a SIM round: what recording a reference cost, the part of
          * the compensated round above MO added to what was removed. */
-        if (fit && strcmp(kind, "MO") == 0 && (strstr(last, "PA") || strstr(last, "CA") || strstr(last, "SIM"))) {
-            const int k = strstr(last, "CA") != NULL;
+        if (fit && strcmp(kind, "MO") == 0 && last >= 0) {
             const double mo = (raw[r - 2] + raw[r]) / 2;
-            cost[k][costs[k]++] = strstr(last, "SIM") ? used[r - 1] + (comp[r - 1] - mo) / refs[r - 1]
-                                                      : (raw[r - 1] - mo) / (double)busiest[r - 1];
+            cost[last][costs[last]++] = simulated ? used[r - 1] + (comp[r - 1] - mo) / refs[r - 1]
+                                                  : (raw[r - 1] - mo) / (double)busiest[r - 1];
         }
-        last = exp;
+        last = pa || sim ? 0 : ca ? 1 : -1;
         printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu", r, exp, m->inclusive / 1e3,
                m->compensated_inclusive / 1e3, instances);
         if (sim) printf(" references=%.0f recording_ns=%.4f", refs[r], used[r]);
-        if (fit && !in_fit && (ca || sim || strcmp(kind, "PA") == 0)) printf(" fitted_delta_ns=%.4f", delta);
+        if (fitted_round) printf(" fitted_delta_ns=%.4f", delta);
         printf("\n");
         fflush(stdout);
         if (MRI_Request_Delete(id) != MRI_OK) return die("delete");
