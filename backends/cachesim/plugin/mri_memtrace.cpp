@@ -131,12 +131,11 @@ constexpr size_t kMaxRun = 256;
 // After the last record, cursor.next[0] = at + 16 n, unless the cursor
 // moved meanwhile (a signal handler in instrumented code recorded or
 // flushed; its references are kept, the run's dropped: never simulated
-// twice; not looked at for a run of one). The call is for a run without
-// room (it makes room), and for a backend that asked for references
-// sorted by part (address_bits != 0); the runtime does not ask where the
-// program records inline (instrument.cpp): sorting inline cost 1.5 ns a
-// reference against 0.2, and libmonitor sorts at the hand-over for
-// 0.6-0.7.
+// twice). The call is for a run without room (it makes room), and for a
+// backend that asked for references sorted by part (address_bits != 0);
+// the runtime does not ask where the program records inline
+// (instrument.cpp): sorting inline cost 1.5 ns a reference against 0.2,
+// and libmonitor sorts at the hand-over for 0.6-0.7.
 void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, unsigned nosanitize_kind,
                 MDNode* nosanitize) {
   Instruction* first = run.front().at;
@@ -203,17 +202,15 @@ void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, u
     rec = b.CreateInsertElement(rec, b.getInt64(meta), uint64_t(1));
     Value* slot = b.CreateConstInBoundsGEP1_64(i8, at, 16 * i);
     mark(b.CreateAlignedStore(rec, b.CreateBitCast(slot, PointerType::getUnqual(pair)), Align(16)));
-    if (i + 1 == n && n > 1) {
-      // The run's end: the cursor moves on unless something else moved it.
+    if (i + 1 == n) {
+      // The run's end: the cursor moves on unless something else moved it
+      // (a run of one too: a handler that hands the buffer over between
+      // the cursor's load and this store would otherwise make the older
+      // records before `at` count again).
       BasicBlock* advance = BasicBlock::Create(c, "mri.advance", f, tail);
       b.CreateCondBr(b.CreateICmpEQ(mark(b.CreateLoad(ptr, next_at)), at), advance, tail, likely);
       b.SetInsertPoint(advance);
       mark(b.CreateStore(b.CreateConstInBoundsGEP1_64(i8, at, 16 * n), next_at));
-    } else if (n == 1) {
-      // A run of one: nothing between the cursor's load and this store but
-      // the record's, the window the callbacks have too (a reload and a
-      // compare cost a run of one as much as the rest of its recording).
-      mark(b.CreateStore(b.CreateConstInBoundsGEP1_64(i8, at, 16), next_at));
     }
     BasicBlock* stored = b.GetInsertBlock();
     b.CreateBr(tail);
