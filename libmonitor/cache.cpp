@@ -585,6 +585,8 @@ void cache_data_ended(uint32_t record) {
       if (r == record) h->freeze_monitor(id);
 }
 
+uint32_t cache_batches_in_flight() { return g_in_flight.load(std::memory_order_seq_cst); }
+
 void cache_flush_references() {
   if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_relaxed)) b->flush();
 }

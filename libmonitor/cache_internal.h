@@ -43,6 +43,10 @@ __attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);
 // they belong to the instances open before the event, and so does the
 // time spent simulating them (compensation).
 __attribute__((noinline)) void cache_flush_references();
+// How many batches threads are handing to the simulator now (a thread on
+// its way to park at an event hands its references over first, and may
+// sleep meanwhile, waiting for the simulation thread).
+uint32_t cache_batches_in_flight();
 __attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
 // Data structure `record` has ended (Monitor_Unregister_Data, which first
 // simulates what the calling thread has buffered): every monitor of it

@@ -20,8 +20,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cache_internal.h"
 #include "monitor_internal.h"
@@ -632,36 +634,81 @@ bool program_threads_gone(pid_t control_tid) {
   return gone;
 }
 
+// The CPU time thread `tid` of this process has used, ns (its clock, as
+// glibc's pthread_getcpuclockid makes it: the kernel's per-thread
+// CPUCLOCK_SCHED); 0 when it cannot be read (the thread is gone).
+uint64_t thread_cpu_ns(pid_t tid) {
+  const clockid_t clock = clockid_t((~uint32_t(tid) << 3) | 6u);
+  timespec t{};
+  if (clock_gettime(clock, &t) != 0) return 0;
+  return uint64_t(t.tv_sec) * 1'000'000'000ull + uint64_t(t.tv_nsec);
+}
+
 // Waits, at most kEndParkWaitNs, for every program thread still running
-// program code (task state 'R', not parked) to park at its next event:
-// the world is stopped and every region armed. Called before an end that
-// does not come from a program thread (the tool's MRI_Application_Finish,
-// a termination signal): a thread that parks has handed its buffered
-// references over first (hot_path.cpp), and its instances then end where
-// it parked, so what it recorded since its last event is not lost (up to
-// a batch of 4096 references a thread before). A thread blocked in a
-// system call is not waited for, nor one that reaches no event in time (a
-// spin loop without regions, or a thread the machine's load keeps off a
-// CPU): the end comes for them as before. Returns how many threads were
-// still running program code when the wait gave up (0: none).
+// program code (not parked) to park at its next event: the world is
+// stopped and every region armed. Called before an end that does not come
+// from a program thread (the tool's MRI_Application_Finish, a termination
+// signal): a thread that parks has handed its buffered references over
+// first (hot_path.cpp), and its instances then end where it parked, so
+// what it recorded since its last event is not lost (up to a batch of 4096
+// references a thread before). Looks every 100 us. A thread counts as
+// running when it used CPU time since the look before, or its task state
+// is 'R' (runnable: it may be kept off a CPU) or 'D' (a short wait in the
+// kernel it returns from, such as a file's unlink under I/O load); every
+// thread does while one hands references over to the simulator (a thread
+// on its way to park hands them over first, and may sleep meanwhile,
+// waiting for the simulation thread). The wait ends once kEndQuietLooks
+// looks in a row, over kEndQuietNs at least, saw none. The state alone,
+// looked at once, was not enough: a thread inside a system call looked
+// blocked (the end came at once and said nothing, in one CI run), and on
+// a loaded machine the looks come when the threads that share this
+// thread's CPU sleep, so a thread that sleeps a little and runs a little
+// never looked 'R' (test_thread_asleep_at_the_end_is_waited_for). A
+// thread that stays blocked in the kernel is not waited for, nor one that
+// reaches no event in time (a spin loop without regions, or a thread the
+// machine's load keeps off a CPU): the end comes for them as before.
+// Returns how many threads were still running program code when the wait
+// gave up (0: none).
 constexpr uint64_t kEndParkWaitNs = 100'000'000ull;
+constexpr uint64_t kEndQuietNs = 1'000'000ull;
+constexpr uint32_t kEndQuietLooks = 10;
 uint32_t wait_for_running_threads_to_park() {
   if (!g.view.base) return 0;
-  const uint64_t deadline = sync::monotonic_ns() + kEndParkWaitNs;
+  const uint64_t start = sync::monotonic_ns(), deadline = start + kEndParkWaitNs;
+  uint64_t busy_at = start;       // the last look that saw a thread running (none yet: the quiet time counts from here)
+  uint32_t quiet_looks = 0;       // looks in a row that saw none
+  std::vector<uint64_t> cpu_was;  // each thread's CPU time at the look before (0: not looked at)
   for (;;) {
-    const bool late = sync::monotonic_ns() > deadline;
+    const uint64_t now = sync::monotonic_ns();
+    const bool late = now > deadline;
     uint32_t running = 0;
     const uint32_t n = std::min(g.next_thread.load(), g.view.g.max_threads);
-    for (uint32_t i = 0; i < n && (late || running == 0); ++i) {  // one is enough until the deadline
+    if (cpu_was.size() < n) cpu_was.resize(n, 0);
+    for (uint32_t i = 0; i < n; ++i) {
       const ThreadState* ts = g.threads[i].load(std::memory_order_acquire);
       if (!ts || ts->parked_since.load(std::memory_order_relaxed) != 0) continue;
       // Its row (its thread id is written before the status says alive),
       // not ts->record: a thread's first event may be publishing it now.
       const proto::ThreadRecord* rec = g.view.thread(i);
       if (sync::load(rec->status) != uint32_t(proto::ThreadStatus::kAlive)) continue;
-      if (task_state(pid_t(rec->os_tid)) == 'R') ++running;
+      const pid_t tid = pid_t(rec->os_tid);
+      const uint64_t cpu = thread_cpu_ns(tid), was = cpu_was[i];
+      cpu_was[i] = cpu;
+      if (cpu != 0 && was != 0 && cpu != was) {
+        ++running;
+        continue;
+      }
+      if (running > 0 && !late) continue;  // one is enough until the deadline: no file to read
+      const char state = task_state(tid);
+      if (state == 'R' || (state == 'D' && !late)) ++running;
     }
-    if (running == 0 || late) return running;
+    if (late) return running;
+    if (running > 0 || cache_batches_in_flight() > 0) {
+      busy_at = now;
+      quiet_looks = 0;
+    } else if (++quiet_looks >= kEndQuietLooks && now - busy_at >= kEndQuietNs) {
+      return 0;
+    }
     usleep(100);
   }
 }

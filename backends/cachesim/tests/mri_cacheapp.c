@@ -48,7 +48,7 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
- *   mri_cacheapp park PATH [SPIN_MS]
+ *   mri_cacheapp park PATH [SPIN_MS [SLEEP_US]]
  *
  * Registers A; in region "main" starts a thread that enters region
  * "worker", reads 2048 doubles of an unregistered array, waits until file
@@ -61,7 +61,11 @@
  * of A's misses) still in its buffer (4096 references a batch). With
  * SPIN_MS, the worker runs that long (CPU time of the process, no event,
  * no recorded reference) between removing PATH and entering "after": a
- * tool that ends the program then finds it running program code.
+ * tool that ends the program then finds it running program code. With
+ * SLEEP_US too, the spin comes in slices of 0.2 ms, each after a sleep of
+ * SLEEP_US (nanosleep): a tool that ends the program meanwhile most
+ * likely finds it asleep in a system call, between slices of program
+ * code.
  *
  *   mri_cacheapp init_exit CODE
  *
@@ -295,12 +299,22 @@ static void pause_1ms(void)
     nanosleep(&ms, NULL);
 }
 
-static int spin_ms; /* read before the worker starts */
+/* This thread's CPU time, ns (returned: nothing recorded). */
+static long thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static int spin_ms;         /* read before the worker starts */
+static struct timespec nap; /* the same: the sleep before the spin (none: 0) */
 
 static void *park_worker(void *arg)
 {
     const char *path = (const char *)arg; /* in a register: the wait records nothing */
     const clock_t spin = (clock_t)spin_ms * (CLOCKS_PER_SEC / 1000); /* the same for the spin */
+    const int sleeps = nap.tv_nsec != 0;                              /* and its sleeps */
     MONITOR_ENTER(r_worker);
     __atomic_store_n(&worker_in, 1, __ATOMIC_RELEASE);
     const volatile double *p = pad;
@@ -314,7 +328,13 @@ static void *park_worker(void *arg)
         sum += a[i];
     unlink(path);
     const clock_t until = clock() + spin; /* clock() returns its value: nothing recorded */
-    while (clock() < until) {
+    for (clock_t now = clock(); now < until; now = clock()) {
+        if (!sleeps)
+            continue;
+        nanosleep(&nap, NULL); /* the kernel reads it: nothing recorded */
+        const long slice = thread_cpu_ns() + 200000; /* this thread's: the end's looks take the process's CPU too */
+        while (thread_cpu_ns() < slice) {
+        }
     }
     MONITOR_ENTER(r_after);
     MONITOR_EXIT(r_after);
@@ -420,12 +440,18 @@ int main(int argc, char **argv)
         }
         return forks(rounds);
     }
-    if ((argc == 3 || argc == 4) && strcmp(argv[1], "park") == 0) {
-        spin_ms = argc == 4 ? atoi(argv[3]) : 0;
+    if (argc >= 3 && argc <= 5 && strcmp(argv[1], "park") == 0) {
+        spin_ms = argc >= 4 ? atoi(argv[3]) : 0;
         if (spin_ms < 0 || spin_ms > 10000) {
             fprintf(stderr, "%s: SPIN_MS from 0 to 10000\n", argv[0]);
             return 2;
         }
+        const int sleep_us = argc == 5 ? atoi(argv[4]) : 0;
+        if (sleep_us < 0 || sleep_us > 999999) {
+            fprintf(stderr, "%s: SLEEP_US from 0 to 999999\n", argv[0]);
+            return 2;
+        }
+        nap.tv_nsec = 1000L * sleep_us;
         return park(argv[2]);
     }
     if (argc == 4 && strcmp(argv[1], "signals") == 0) {
@@ -448,7 +474,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }
