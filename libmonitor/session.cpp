@@ -1025,7 +1025,10 @@ void publish_once() {
 
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    // The thread's static TLS comes out of it too: the cache-simulator
+    // backend's buffers alone are 320 KiB (two halves of 64 KiB for each
+    // of two parts, and the handlers' 64 KiB aside, instrument.cpp).
+    pthread_attr_setstacksize(&attr, 1024 * 1024);
     // Never joined: it ends by itself once the monitor is finished or
     // detached, or with the process.
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -35,7 +35,8 @@
 
 namespace {
 
-// References per batch: 4096 x 16 bytes = 64 KiB per part and thread. The batch is
+// References per batch: 4096 x 16 bytes = 64 KiB per part and thread, in
+// each of the part's two halves (below). The batch is
 // written sequentially and read once by the simulator; smaller batches
 // (1024) cost about 2% more in the simulator's per-batch work, larger ones
 // only more memory.
@@ -49,8 +50,23 @@ constexpr uint32_t kBatch = 4096;
 // Line-aligned, records at 16-byte offsets: no record straddles two lines.
 // One buffer per part of the simulator (the split): each part's references
 // in program order, which is all a part needs (simulator/cachesim.h).
+//
+// Each buffer has two halves of kBatch, filled in turn: a hand-over moves
+// the cursor to the other half. A commit (the inline recording's, the
+// callbacks') compares the cursor with where it wrote, then stores: a
+// signal handler that hands the buffer over between the two makes the
+// store put back a cursor from before. Were the half the same, the
+// records between the handler's and that cursor, simulated already,
+// would count again (up to a batch; one test run in about 80 under load,
+// before 2026-11-28). With the halves, that cursor points into the other
+// half: the next hand-over finds it outside the half in use and drops
+// what it cannot tell (at most the handler's references and the run's
+// few, as when a handler interrupts a run) instead. A cursor above the
+// half's end takes the slow path (the inline room check is signed).
+// Comparing and storing in one instruction (cmpxchg without a lock) cost
+// 3.1 ns more a run (0.27 -> 3.4 ns a reference in the calibration loop).
 struct alignas(64) Buffer {
-  Monitor_Cache_Access ref[2][kBatch];
+  Monitor_Cache_Access ref[2][2 * kBatch];
 };
 __attribute__((tls_model("initial-exec"))) thread_local Buffer t_refs;
 
@@ -123,7 +139,8 @@ void set_aside(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
 // are kept, and this one is dropped (as the inline recording does,
 // mri_cachesim_abi.h). Committing over a moved cursor would drop the
 // handler's, or, where the handler handed the buffer over, make the slots
-// between its references and this one count again in the next batch.
+// between its references and this one count again in the next batch. (A
+// handler between the compare and the store: Buffer, above.)
 MRI_UNCHECKED __attribute__((always_inline)) inline void commit(Mri_Cachesim_Cursor& c, uint32_t part,
                                                                   Monitor_Cache_Access* at) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -133,22 +150,34 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void commit(Mri_Cachesim_Cur
 void flush_part(uint32_t part) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
   Aside& a = t_aside;
-  Monitor_Cache_Access* const first = t_refs.ref[part];
   // A signal handler's flush (its region's enter or exit, or its own full
   // buffer) inside this thread's hand-over: its references wait aside.
   if (c.end[part] == nullptr || __atomic_load_n(&a.handing_over, __ATOMIC_RELAXED)) return;
+  Monitor_Cache_Access* const end = c.end[part];
+  Monitor_Cache_Access* const first = end - kBatch;  // the half in use
   if (c.next[part] == first && __atomic_load_n(&a.count[part], __ATOMIC_RELAXED) == 0) return;
   __atomic_store_n(&a.handing_over, 1u, __ATOMIC_RELAXED);
   std::atomic_signal_fence(std::memory_order_seq_cst);
   // The buffer reads full from here: a handler's references take the slow
   // path, aside. One instruction: whatever a handler appended before it is
   // in the batch.
-  Monitor_Cache_Access* const last = __atomic_exchange_n(&c.next[part], c.end[part], __ATOMIC_RELAXED);
-  const unsigned long n = static_cast<unsigned long>(last - first);
+  Monitor_Cache_Access* const last = __atomic_exchange_n(&c.next[part], end, __ATOMIC_RELAXED);
+  // Outside the half: a commit overtaken by a handler's hand-over put back
+  // a cursor from the other half (Buffer, above); nothing here is known
+  // to be new.
+  const unsigned long n = last >= first && last <= end ? static_cast<unsigned long>(last - first) : 0;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   if (n) Monitor_Cache_Simulate_Part(part, first, n);
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  c.next[part] = first;  // a handler's references go into the buffer again, after those set aside
+  // The other half; a handler's references go into it again, after those
+  // set aside. The end first: until the cursor follows, a handler's
+  // reference finds it past the end (the slow path, aside) or writes into
+  // the new half from its start, and is then written over.
+  Monitor_Cache_Access* const base = t_refs.ref[part];
+  Monitor_Cache_Access* const other = first == base ? base + kBatch : base;
+  c.end[part] = other + kBatch;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  c.next[part] = other;
   // Those set aside, oldest first; a handler adds to them now only if it
   // fills the buffer. The compare-exchange is one instruction: a handler
   // runs before or after it, never inside.
@@ -200,7 +229,7 @@ __attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
 // hand-over.
 __attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Monitor_Cache_Access* at = make_room(part);
-  if (at == __mri_cachesim_cursor.end[part]) return set_aside(part, address, size, type);
+  if (at >= __mri_cachesim_cursor.end[part]) return set_aside(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
   commit(__mri_cachesim_cursor, part, at);
 }
@@ -208,7 +237,7 @@ __attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t addres
 void record_in(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
   Monitor_Cache_Access* at = c.next[part];
-  if (at == c.end[part]) return record_after_room(part, address, size, type);
+  if (at >= c.end[part]) return record_after_room(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
   commit(c, part, at);
 }
@@ -239,7 +268,7 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned c
     return record_straddling(a, Size, Type);
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
   Monitor_Cache_Access* at = c.next[part];
-  if (__builtin_expect(at == c.end[part], 0)) return record_after_room(part, a, Size, Type);
+  if (__builtin_expect(at >= c.end[part], 0)) return record_after_room(part, a, Size, Type);
   // One 16-byte store instead of two 8-byte ones: stores are what recording
   // costs a reference-dense loop (docs/ACCURACY.md, time under the simulator).
   const __m128i r = _mm_set_epi64x((int64_t(Type) << 32) | Size, int64_t(a));
@@ -308,7 +337,7 @@ unsigned long calibrate_for_monitor(unsigned long n, int recording) {
   if (c.end[0] == nullptr) make_room(0);  // the thread's first use: sets the buffers up, flushes nothing
   Monitor_Cache_Access* const keep[2] = {c.next[0], c.next[1]};
   // Never reaches make_room(): no flush, whichever part the references are.
-  const unsigned long room = static_cast<unsigned long>(std::min(c.end[0] - keep[0], c.end[1] - keep[1]));
+  const unsigned long room = static_cast<unsigned long>(std::max<long>(0, std::min(c.end[0] - keep[0], c.end[1] - keep[1])));
   if (n > room) n = room;
   n &= ~1ul;
   if (records_inline()) {

@@ -9,15 +9,19 @@
  *
  *   if (__mri_cachesim_recording) {
  *     at = __mri_cachesim_cursor.next[0];
- *     if (__mri_cachesim_split.address_bits == 0 && __mri_cachesim_cursor.end[0] - at >= n)
+ *     if (__mri_cachesim_split.address_bits == 0 && __mri_cachesim_cursor.end[0] - at >= n)   (signed)
  *       at[i] = {a_i, size_i, type_i} for each reference i; then next[0] = at + n
  *     else
  *       __mri_cachesim_record(a_i, size_i | type_i << 32) for each
  *   }
  *
- * (next[0] moves on only if nothing else moved it meanwhile: a signal
- * handler that recorded inside the run keeps its references, less those
- * the run wrote over, and the run is dropped). While the thread hands a
+ * (the room compared signed: a cursor past the end has none; next[0]
+ * moves on only if nothing else moved it meanwhile: a signal handler that
+ * recorded inside the run keeps its references, less those the run wrote
+ * over, and the run is dropped; a handler that handed the buffer over
+ * between the compare and the store makes the store put back a cursor
+ * into the other half of the buffer, which the next hand-over drops,
+ * instrument.cpp). While the thread hands a
  * batch over, next equals end, so a handler's references take the call,
  * and instrument.cpp keeps them aside until the batch is through. A program with any
  * code recorded inline does not offer libmonitor to sort references by
@@ -33,7 +37,7 @@
 extern "C" {
 #endif
 
-#define MRI_CACHESIM_ABI_VERSION 1
+#define MRI_CACHESIM_ABI_VERSION 2
 
 /* Per thread (initial-exec TLS): part p's next free record and the end of
  * its buffer; both null until the thread's first reference. */

@@ -44,7 +44,7 @@ namespace {
 // layouts are restated below: the header is the program's, not the
 // compiler's, and pulls in libmonitor's), declared in each module that
 // records.
-constexpr uint64_t kAbiVersion = 1;  // MRI_CACHESIM_ABI_VERSION
+constexpr uint64_t kAbiVersion = 2;  // MRI_CACHESIM_ABI_VERSION
 struct Runtime {
   StructType* cursor_type;  // Mri_Cachesim_Cursor: {next[2], end[2]}
   GlobalVariable* cursor;   // __mri_cachesim_cursor, initial-exec TLS
@@ -121,7 +121,7 @@ constexpr size_t kMaxRun = 256;
 // Before the first access:
 //
 //   on = recording
-//   fast = on && split.address_bits == 0 && cursor.end[0] - (at = cursor.next[0]) >= 16 n
+//   fast = on && split.address_bits == 0 && cursor.end[0] - (at = cursor.next[0]) >= 16 n   (signed)
 //
 // (the cursor's loads only while recording) and before access i, of
 // address a (one test of a register while dormant):
@@ -191,7 +191,9 @@ void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, u
       at = mark(b.CreateLoad(ptr, next_at));
       Value* end = mark(b.CreateLoad(ptr, field(1)));
       Value* room = b.CreateSub(b.CreatePtrToInt(end, i64), b.CreatePtrToInt(at, i64));
-      fast = b.CreateAnd(b.CreateICmpEQ(bits, b.getInt64(0)), b.CreateICmpUGE(room, b.getInt64(16 * n)));
+      // Signed: a cursor past the end (put back by a commit that a
+      // handler's hand-over overtook, instrument.cpp) has no room.
+      fast = b.CreateAnd(b.CreateICmpEQ(bits, b.getInt64(0)), b.CreateICmpSGE(room, b.getInt64(16 * n)));
     }
     b.CreateCondBr(fast, store, call, likely);
 
@@ -206,7 +208,8 @@ void record_run(Runtime& rt, Constant* recording_switch, ArrayRef<Access> run, u
       // The run's end: the cursor moves on unless something else moved it
       // (a run of one too: a handler that hands the buffer over between
       // the cursor's load and this store would otherwise make the older
-      // records before `at` count again).
+      // records before `at` count again; one between the compare and the
+      // store: instrument.cpp, Buffer).
       BasicBlock* advance = BasicBlock::Create(c, "mri.advance", f, tail);
       b.CreateCondBr(b.CreateICmpEQ(mark(b.CreateLoad(ptr, next_at)), at), advance, tail, likely);
       b.SetInsertPoint(advance);
