@@ -308,7 +308,7 @@ static long thread_cpu_ns(void)
 }
 
 static int spin_ms;         /* read before the worker starts */
-static struct timespec nap; /* the same: the sleep before the spin (none: 0) */
+static struct timespec nap; /* the same: the sleep before each slice of the spin (none: 0) */
 
 static void *park_worker(void *arg)
 {

@@ -358,17 +358,19 @@ static void test_thread_running_at_the_end_is_waited_for(void **state)
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
 }
 
-/* The same with a worker that runs 10 ms in slices of 0.2 ms, each after
- * a sleep of 0.3 ms (about 30 ms in all, within the end's 100 ms wait
- * under a machine loaded twice over; 30 ms in slices were not): the end
- * most likely finds it asleep (task state
- * 'S') and must still wait for it, as for any thread caught inside a
- * system call it returns from to run program code. Before, the end
- * looked once, took such a thread for blocked and came at once, without
- * waiting or saying so: 768 misses, in about half of the runs here (and
- * in one CI run, the worker of test_end_that_gives_up_on_a_thread_says_so
- * caught in its unlink under I/O load). The end now ends its wait only
- * once it saw no thread running for 1 ms. */
+/* The same with a worker that runs 10 ms of the process's CPU time in
+ * slices of 0.2 ms of its own, each after a sleep of 0.3 ms (about 30 ms
+ * in all, within the end's 100 ms wait under a machine loaded twice over;
+ * 30 ms in slices were not): the end most likely finds it asleep (task
+ * state 'S') and must still wait for it, as for any thread caught inside
+ * a system call it returns from to run program code. Before, the end
+ * looked at the task state once, took such a thread for blocked and came
+ * at once, without waiting or saying so: 768 misses, in every run here
+ * (and in one CI run, the worker of
+ * test_end_that_gives_up_on_a_thread_says_so, caught in its unlink under
+ * I/O load). The end now counts a thread that used CPU time since its
+ * last look as running, and ends its wait after 10 looks, over 1 ms at
+ * least, that saw none (libmonitor/session.cpp). */
 static void test_thread_asleep_at_the_end_is_waited_for(void **state)
 {
     (void)state;
