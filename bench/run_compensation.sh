@@ -4,6 +4,7 @@
 #
 #   bench/run_compensation.sh [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]
 #   bench/run_compensation.sh --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]
+#   bench/run_compensation.sh --fit FIT BUILD_DIR [TRIALS] [OUT_CSV]
 #
 # --simulated: time under the cache simulator instead. The same workloads
 # built with the cache-simulator instrumentation (*_cachesim); experiments
@@ -47,6 +48,16 @@
 # overhead (MRI_Set_Overhead; docs/ACCURACY.md, "Calibrating against the
 # program"). ROUNDS counts the rounds after the fit; the CSV's column
 # fitted_delta_ns is the Delta_i each PA and CA round was compensated with.
+#
+# --fit FIT without --paired: separate processes again, each trial one
+# `mri profile --fit FIT` of the workload for the flat profile and one
+# with -o /dev/null for the callpath profile (tools/mri: 2 FIT + 1 runs
+# that fit the overhead in the program, then the profile's run with it).
+# MO and PA or CA are the fit's own runs (only main measured; every region,
+# raw), PA-comp and CA-comp main's compensated time in the profile's run;
+# the CSV's delta columns hold the fitted Delta_i. Adds the median error of
+# each profile against the MO runs of its own fit. About 5 minutes with
+# FIT 3 and 10 trials on 2 cores.
 set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
@@ -131,6 +142,7 @@ fit=0
 usage() {
   echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
   echo "       $0 --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+  echo "       $0 --fit FIT BUILD_DIR [TRIALS] [OUT_CSV]" >&2
   exit 2
 }
 while [[ ${1:-} == --* ]]; do
@@ -157,8 +169,8 @@ while [[ ${1:-} == --* ]]; do
   esac
 done
 if [[ $fit -gt 0 && -z $paired ]]; then
-  echo "run_compensation: --fit needs --paired (the fit is made in rounds)" >&2
-  exit 2
+  [[ -z $suffix ]] || { echo "run_compensation: --simulated --fit needs --paired (the fit is made in rounds)" >&2; exit 2; }
+  [[ $fit -le 16 ]] || { echo "run_compensation: --fit FIT without --paired: FIT must be from 1 to 16 (mri profile --fit)" >&2; exit 2; }
 fi
 if [[ $# -lt 1 || $# -gt 3 ]]; then usage; fi
 kind=compensation
@@ -185,15 +197,61 @@ trials=${2:-10}
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
 
 workloads=(is_sort tree_walk jacobi)
+mri=$build/tools/mri/mri
+
+# One `mri profile --fit FIT` of workload $1 with $2 threads, trial $3;
+# $4: flat or callpath. Appends its runs to the CSV.
+profile_fit() {
+  local w=$1 t=$2 trial=$3 form=$4 table err=$build/bench/compensation-last.err delta main comp
+  local -a out_args=()
+  local measured=PA
+  if [[ $form == callpath ]]; then out_args=(-o /dev/null); measured=CA; fi
+  table=$("$mri" profile --fit "$fit" "${out_args[@]}" -- "$dir/$w" -t "$t" 2>"$err") || {
+    cat "$err" >&2
+    echo "run_compensation: mri profile --fit $fit ${out_args[*]} -- $w -t $t failed" >&2
+    exit 1
+  }
+  # Empty when the fit found no overhead (the runs with every region were
+  # not slower): the profile kept the application's calibration, which the
+  # CSV then shows as "calibration" in the delta column.
+  delta=$(sed -n 's/^mri: fit: a measured region instance costs \([0-9.]*\) ns.*/\1/p' "$err")
+  if [[ -z $delta ]]; then
+    delta=calibration
+    grep '^mri: --fit: ' "$err" | sed "s/^mri: /run_compensation: $w -t $t, trial $trial, $form: /" >&2
+  fi
+  # The fit's runs: only main (MO) or every region (PA or CA), raw.
+  awk -v w="$w" -v t="$t" -v trial="$trial" -v m="$measured" -v form="$form" -v d="$delta" '
+    /^mri: fit run .* \(only the PROGRAM region\)/ { printf "%s,%s,MO,%s,%.1f,%.1f,,,,%s\n", w, t, trial, $(NF - 1) * 1e3, $(NF - 1) * 1e3, form }
+    /^mri: fit run .* \(every region/ { for (i = 1; i <= NF; i++) if ($i == "ms,") printf "%s,%s,%s,%s,%.1f,%.1f,%s,,,%s\n", w, t, m, trial, $(i - 1) * 1e3, $(i - 1) * 1e3, $(i + 1), form }
+  ' "$err" >>"$out"
+  # The profile's run: main's row of the first table (raw and compensated inclusive ms).
+  read -r main comp <<<"$(echo "$table" | awk '$1 == "main" && $2 == "PROGRAM" { print $5, $7; exit }')"
+  [[ -n $comp ]] || { echo "$table" >&2; echo "run_compensation: $w -t $t: no row of main" >&2; exit 1; }
+  if [[ $form == flat ]]; then delta="$delta,"; else delta=",$delta"; fi
+  awk -v w="$w" -v t="$t" -v trial="$trial" -v m="$measured-comp" -v raw="$main" -v comp="$comp" -v d="$delta" \
+    -v form="$form" 'BEGIN { printf "%s,%s,%s,%s,%.1f,%.1f,,%s,%s\n", w, t, m, trial, comp * 1e3, raw * 1e3, d, form }' >>"$out"
+}
+
 # The last two columns: the process's own calibration of the timer and
 # callpath kinds (ns per pair, as published after its first release), so a
 # run whose calibration a slow spell of the machine inflated can be told.
-echo "workload,threads,experiment,trial,main_us,raw_us,instances,timer_delta_i_ns,callpath_delta_i_ns" >"$out"
+# With --fit, the last column says which profile (flat or callpath) a fit
+# run belongs to.
+echo "workload,threads,experiment,trial,main_us,raw_us,instances,timer_delta_i_ns,callpath_delta_i_ns,profile" >"$out"
 total=$(( ${#workloads[@]} * 2 * trials * ${#experiments[@]} ))
+[[ $fit -gt 0 ]] && total=$(( ${#workloads[@]} * 2 * trials * 2 * (2 * fit + 2) ))
 done_runs=0
 for w in "${workloads[@]}"; do
   for t in 1 2; do
     for ((trial = 1; trial <= trials; trial++)); do
+      if [[ $fit -gt 0 ]]; then
+        for form in flat callpath; do
+          profile_fit "$w" "$t" "$trial" "$form"
+          done_runs=$((done_runs + 2 * fit + 2))
+        done
+        printf 'run_compensation: %d/%d runs\r' "$done_runs" "$total" >&2
+        continue
+      fi
       for e in "${experiments[@]}"; do
         line=$("$eval_tool" "$e" -- "$dir/$w$suffix" -t "$t" 2>"$build/bench/compensation-last.err") || {
           cat "$build/bench/compensation-last.err" >&2
@@ -236,5 +294,23 @@ for (w, t) in sorted({(k[0], k[1]) for k in data}, key=lambda x: (["is_sort", "t
     # by the machine does not move.
     meds = {e: statistics.median(data[(w, t, e)]) for e in exps}
     print(f"| | | % error of the medians | " + " | ".join("" if e == "MO" else f"{100 * (meds[e] / meds['MO'] - 1):.1f}" for e in exps) + " |")
+    # --fit: each profile against the mean of the MO runs of its own fit.
+    if any(r.get("profile") for r in rows):
+        own = []
+        for e in exps:
+            if not e.endswith("-comp"):
+                own.append("")
+                continue
+            es = []
+            for r in rows:
+                if (r["workload"], int(r["threads"]), r["experiment"]) != (w, t, e): continue
+                mo = [float(x["main_us"]) for x in rows if (x["workload"], int(x["threads"]), x["experiment"], x["trial"], x["profile"]) == (w, t, "MO", r["trial"], r["profile"])]
+                es.append(100 * (float(r["main_us"]) / statistics.mean(mo) - 1))
+            own.append(f"{statistics.median(es):.1f}")
+        print(f"| | | % error against its fit's MO runs (median) | " + " | ".join(own) + " |")
+kept = [r for r in rows if r.get("profile") and "calibration" in (r["timer_delta_i_ns"], r["callpath_delta_i_ns"])]
+if kept:
+    print(f"\n{len(kept)} profile(s) kept the application's calibration (their fit found no overhead): " +
+          ", ".join(f'{r["workload"]} -t {r["threads"]} {r["experiment"]} trial {r["trial"]}' for r in kept))
 PY
 echo "run_compensation: every run in $out" >&2

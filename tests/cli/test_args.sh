@@ -43,6 +43,29 @@ missing_value --config hist --metric L1_DATA_READ_MISS --config -- "$gauss"
 missing_value -o hist --metric L1_DATA_READ_MISS -o -- "$gauss"
 missing_value --plot hist --metric L1_DATA_READ_MISS --plot -- "$gauss"
 missing_value --plot hist --metric L1_DATA_READ_MISS --plot
+missing_value --fit profile --fit -- "$gauss"
+missing_value --overhead profile --overhead -- "$gauss"
+
+# --- profile --fit RUNS: digits only, 1 to 16; --overhead NS: a decimal
+# number above 0 and at most 1 ms; neither with the other nor with
+# --no-compensation. Usage errors naming the value, before any run.
+for runs in 0 17 '' -1 +2 ' 2' 2x 1.5 100; do
+  run 2 profile --fit "$runs" -- "$gauss"
+  grep -qF -- "mri: --fit '$runs': " err.txt || { cat err.txt; fail "--fit '$runs': no error naming the value"; }
+  grep -q 'gauss: n=' out.txt err.txt && fail "--fit '$runs': the program ran"
+done
+for ns in 0 0.0 -5 +5 ' 5' 5ns 0x10 inf nan . 1.2.3 1000001; do
+  run 2 profile --overhead "$ns" -- "$gauss"
+  grep -qF -- "mri: --overhead '$ns': " err.txt || { cat err.txt; fail "--overhead '$ns': no error naming the value"; }
+  grep -q 'gauss: n=' out.txt err.txt && fail "--overhead '$ns': the program ran"
+done
+run 2 profile --fit 2 --overhead 20 -- "$gauss"
+grep -q -- '--fit and --overhead both set the overhead' err.txt || { cat err.txt; fail "--fit with --overhead accepted"; }
+for opt in "--fit 2" "--overhead 20"; do
+  # shellcheck disable=SC2086
+  run 2 profile $opt --no-compensation -- "$gauss"
+  grep -q -- '--no-compensation removes none' err.txt || { cat err.txt; fail "$opt with --no-compensation accepted"; }
+done
 
 # --- --ring: digits only, a power of two from 1024 to 16777216; anything
 # else is a usage error naming the value as given, before the program runs

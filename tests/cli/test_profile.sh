@@ -9,6 +9,10 @@
 #   - the calibration the header prints is the one the compensated columns
 #     used: a leaf region's raw minus compensated exclusive time is its
 #     calls times the printed "ns of it inside its own time";
+#   - --overhead NS: main loses NS per nested instance; --fit 3: the runs
+#     alternate, each fitted cost follows from them, their median is what
+#     main loses (flat and callpath), the program's output shows once, and
+#     a fit run that dies ends mri with its status before the profile;
 #   - an event given twice is refused before the program runs;
 #   - instances nested deeper than the monitor's frames (tests/apps/mri_testapp
 #     "deep") are said not to be measured;
@@ -119,6 +123,78 @@ if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
 else
   echo "counter calibration skipped: perf::PAGE-FAULTS cannot be counted here"
 fi
+
+# --- --overhead NS: main (whose 5053 nested instances each add NS) loses
+# exactly 5053 NS between its raw and compensated inclusive times; the
+# line above the table says where the value came from.
+# removed OUTPUT: main's raw - compensated inclusive time, in ns.
+removed() { awk '$1 == "main" { printf "%.0f", ($5 - $7) * 1e6; exit }' "$1"; }
+# near A B TOLERANCE: |A - B| <= TOLERANCE.
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+"$mri" profile --overhead 50 -- "$gauss" >given.out 2>given.err || { cat given.err; fail "--overhead 50"; }
+grep -q 'comp: the monitor.s overhead removed (given with --overhead: 50.0 ns per measured region' given.out ||
+  { cat given.out; fail "--overhead 50: the comp line does not give it"; }
+near "$(removed given.out)" $((5053 * 50)) 2000 ||
+  { cat given.out; fail "--overhead 50: main lost $(removed given.out) ns, expected 5053 x 50"; }
+check_calibration "--overhead 50" given.out
+
+# --- --fit 3 on gauss -r 20 (about 100 000 instances: their overhead
+# stands out of the noise of a few ms runs): seven runs before the
+# profile's (only main, every region, only main, ...), the program's output
+# discarded in them; each cost is (the run with every region - the mean of
+# the runs around it) / its busiest thread's instances, recomputed here
+# from the runs' lines (ms to 3 decimals); the median of the three is what
+# main loses per nested instance. With -o, the callpath kind is the one
+# fitted.
+for form in flat callpath; do
+  args=(--fit 3)
+  [[ $form == callpath ]] && args+=(-o fit.cg)
+  # A fit whose runs with every region were not slower (a slow spell of
+  # the machine in the others) keeps the calibration and says so: tried
+  # again, three times at most.
+  for try in 1 2 3; do
+    "$mri" profile "${args[@]}" -- "$gauss" -r 20 >fit.out 2>fit.err || { cat fit.err; fail "--fit 3 ($form)"; }
+    grep -q '^mri: --fit: the runs with every region were not slower' fit.err || break
+    grep -q '^comp: the monitor.s overhead removed (measured in the program: ' fit.out ||
+      { cat fit.out; fail "--fit 3 ($form): a fit that found nothing, but the calibration did not stay"; }
+    [[ $try == 3 ]] && { cat fit.err; fail "--fit 3 ($form): three fits found no overhead"; }
+  done
+  [[ $(grep -o '^mri: fit run [1-7] of 7 ([a-z]*' fit.err | awk '{print $4 $7}' | tr '\n' ' ') == \
+     "1(only 2(every 3(only 4(every 5(only 6(every 7(only " ]] || { cat fit.err; fail "--fit 3 ($form): not 7 runs in turn"; }
+  [[ $(cat fit.out fit.err | grep -c '^gauss: n=') == 1 ]] ||
+    { cat fit.out fit.err; fail "--fit 3 ($form): the program's output is not there once"; }
+  n=$(awk '/^mri: fit run .* \(every/ { for (i = 1; i <= NF; i++) if ($i == "region") { print $(i - 1); exit } }' fit.err)
+  [[ $n -gt 90000 ]] || { cat fit.err; fail "--fit 3 ($form): $n instances in the busiest thread"; }
+  costs=$(awk '/^mri: fit run .* \(only/ { t[$4] = $(NF - 1) }
+               /^mri: fit run .* \(every/ { for (i = 1; i <= NF; i++) if ($i == "ms,") { t[$4] = $(i - 1); m[$4] = $(i + 1) } }
+               END { for (k = 2; k <= 6; k += 2) printf "%.2f ", (t[k] - (t[k - 1] + t[k + 1]) / 2) * 1e6 / m[k] }' fit.err)
+  printed=$(sed -n 's/^mri: fit: .*(median of \([-0-9. ]*\)).*/\1/p' fit.err)
+  [[ -n $printed ]] || { cat fit.err; fail "--fit 3 ($form): no fit line"; }
+  read -r c1 c2 c3 <<<"$costs"
+  read -r p1 p2 p3 <<<"$printed"
+  { near "$c1" "$p1" 0.05 && near "$c2" "$p2" 0.05 && near "$c3" "$p3" 0.05; } ||
+    { cat fit.err; fail "--fit 3 ($form): costs $printed, from the runs $costs"; }
+  read -r delta again <<<"$(sed -n 's/^mri: fit: a measured region instance costs \([0-9.]*\) ns.*--overhead \([0-9.]*\) .*/\1 \2/p' fit.err)"
+  [[ -n $delta && $delta == "$again" ]] || { cat fit.err; fail "--fit 3 ($form): no fitted value, or --overhead gives another"; }
+  [[ $delta == "$(printf '%s\n' "$p1" "$p2" "$p3" | sort -g | sed -n 2p)" ]] ||
+    { cat fit.err; fail "--fit 3 ($form): $delta is not the median of $printed"; }
+  shown=$(sed -n 's/^comp: the monitor.s overhead removed (fitted to this program in 7 runs before this one: \([0-9.]*\) ns per .*/\1/p' fit.out)
+  [[ -n $shown ]] && near "$shown" "$delta" 0.051 ||
+    { cat fit.out; fail "--fit 3 ($form): the comp line does not give the fitted $delta ns"; }
+  if [[ $form == callpath ]]; then
+    grep -q 'inside its own time; callpath profile)' fit.out || { cat fit.out; fail "--fit 3 -o: not the callpath kind"; }
+  fi
+  near "$(removed fit.out)" "$(awk -v d="$delta" -v n="$n" 'BEGIN { printf "%.0f", n * d }')" 3000 ||
+    { cat fit.out; fail "--fit 3 ($form): main lost $(removed fit.out) ns, expected $n x $delta"; }
+done
+# A run of the fit that the program does not finish ends mri with its status,
+# before the profile.
+"$mri" profile --fit 1 -- "$app" crash 3 >fitcrash.out 2>fitcrash.err
+status=$?
+[[ $status == 134 ]] || { cat fitcrash.err; fail "--fit 1 of crash 3: status $status, expected 134"; }
+grep -q "^mri: --fit: in run 1 of 3, $app was killed by signal 6 .*; no profile was taken" fitcrash.err ||
+  { cat fitcrash.err; fail "--fit 1 of crash 3: no word on the run that failed"; }
+grep -q '^all threads' fitcrash.out && fail "--fit 1 of crash 3: a profile was printed"
 
 # --- An event twice (by the same or another name): status 2, before the run.
 for pair in "NUMBER_OF_INSTANCES NUMBER_OF_INSTANCES" "NUMBER_OF_INSTANCES MRI_NUMBER_OF_INSTANCES"; do

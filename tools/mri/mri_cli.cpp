@@ -37,9 +37,11 @@
 
 namespace {
 
+constexpr int kMaxFitRuns = 16;  // mri profile --fit RUNS
+
 const char* kUsage =
-    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-compensation]\n"
-    "                   [-o FILE [--unwind]] -- PROGRAM [ARGS...]\n"
+    "usage: mri profile [--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all]\n"
+    "                   [--no-compensation | --fit RUNS | --overhead NS] [-o FILE [--unwind]] -- PROGRAM [ARGS...]\n"
     "       mri trace -o FILE [--format vtf3|otf2] [--region NAME]... [--no-subregions] [--ring RECORDS]\n"
     "                 -- PROGRAM [ARGS...]\n"
     "       mri hist --metric EVENT [--data NAME] [--bins N] [--region NAME]... [--config CACHES]\n"
@@ -57,6 +59,12 @@ const char* kUsage =
     "          --per-thread   also print one table per thread (default when >1 thread)\n"
     "          --all          include regions that never ran\n"
     "          --no-compensation  raw times only (the monitor does less per region)\n"
+    "          --fit RUNS     measure the overhead in PROGRAM itself first: run it 2 RUNS + 1\n"
+    "                         times (its standard output discarded), with only its PROGRAM\n"
+    "                         region and with every region measured in turn, and remove\n"
+    "                         what an instance cost there (RUNS 1..16); for programs that\n"
+    "                         do the same work each run and have an annotated main\n"
+    "          --overhead NS  remove NS ns per measured region instance (what --fit printed)\n"
     "          --unwind       with -o: also put functions without annotations between\n"
     "                         regions into the call tree (stack unwinding at every enter)\n"
     "          -o FILE        also write the profile with its call tree in the callgrind\n"
@@ -754,33 +762,257 @@ bool any_runtime_information(const std::vector<MRI_Runtime_Information_Spec>& ri
   return false;
 }
 
-// The header line of the compensated columns: the calibration of the kind
-// of measurement the regions carried (docs/api.md, "Overhead compensation":
-// a region's kind is the most expensive one it carries): counters read at
-// enter and exit when a --metric needs a counter and that kind was
-// calibrated, else the callpath profile with -o, else the flat profile.
+// The kind of measurement the regions of `mri profile` carry (docs/api.md,
+// "Overhead compensation": a region's kind is the most expensive one it
+// carries): counters read at enter and exit when a --metric needs a
+// counter, else the callpath profile with -o, else the flat profile.
+MRI_Overhead_Kind carried_kind(bool callpath, const std::vector<MRI_Runtime_Information_Spec>& metrics) {
+  if (any_runtime_information(metrics, true, nullptr)) return MRI_OVERHEAD_COUNTER;
+  return callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER;
+}
+
+// Where the overhead removed came from, for the "comp:" line: "" (the
+// application's calibration), or the fit's or --overhead's words.
+std::string g_overhead_source;
+
+// The header line of the compensated columns: the overhead of the kind the
+// regions carried (carried_kind(); the flat or callpath profile when the
+// counter kind was not calibrated).
 void print_calibration(bool callpath, const std::vector<MRI_Runtime_Information_Spec>& metrics) {
   MRI_Overhead_Calibration cal;
   if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return;
-  MRI_Overhead_Kind kind = callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER;
+  MRI_Overhead_Kind kind = carried_kind(callpath, metrics);
   std::string what = callpath ? "; callpath profile" : "";
-  if (any_runtime_information(metrics, true, nullptr) && cal.kind[MRI_OVERHEAD_COUNTER].calibrated) {
-    kind = MRI_OVERHEAD_COUNTER;
-    what = std::string("; with the counters ") + cal.kind[MRI_OVERHEAD_COUNTER].note + " read at enter and exit";
-  }
+  if (kind == MRI_OVERHEAD_COUNTER && cal.kind[kind].calibrated)
+    what = g_overhead_source.empty()
+               ? std::string("; with the counters ") + cal.kind[MRI_OVERHEAD_COUNTER].note + " read at enter and exit"
+               : std::string("; with counters read at enter and exit");
+  else if (kind == MRI_OVERHEAD_COUNTER)
+    kind = callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER;
   const MRI_Overhead_Value& v = cal.kind[kind];
   if (!v.calibrated) return;
-  std::printf("comp: the monitor's overhead removed (measured in the program: %.1f ns per measured region\n"
+  const std::string source = g_overhead_source.empty() ? "measured in the program" : g_overhead_source;
+  std::printf("comp: the monitor's overhead removed (%s: %.1f ns per measured region\n"
               "      instance added to every enclosing one, %.1f ns of it inside its own time%s)\n",
-              v.delta_inclusive, v.delta_own, what.c_str());
+              source.c_str(), v.delta_inclusive, v.delta_own, what.c_str());
   const MRI_Overhead_Value& sim = cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR];
   if (sim.calibrated && any_runtime_information(metrics, false, "simulator"))
     std::printf("      and %.2f ns per memory reference recorded for the cache simulator\n", sim.delta_inclusive);
 }
 
+// The requests of one run of `mri profile`: the time profile, one per
+// --metric, and with -o the instance profile of the callgrind file
+// (`instances`, when a profile request is left for it).
+struct ProfileRequests {
+  MRI_Request_ID time = -1, instances = -1;
+  std::vector<MRI_Request_ID> metrics;
+};
+
+struct ProfileOptions {
+  bool callpath = false, unwind = false, compensate = true, instances = false;
+  std::vector<MRI_Runtime_Information_Spec> metric_ri;
+};
+
+// Places the requests of `mri profile` over `regions`: every region, or
+// the PROGRAM regions in the fit's runs without the others.
+ProfileRequests place_requests(MRI_Region_Table regions, const ProfileOptions& o) {
+  ProfileRequests r;
+  MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
+  // With -o the requests keep the calling context for the call tree.
+  auto request = o.callpath ? MRI_Callpath_Profile_Request : MRI_Profile_Request;
+  r.time = request(&ri, &regions, nullptr, nullptr);
+  if (r.time < 0) die("profile request");
+  if (!o.compensate && MRI_Set_Compensation(r.time, 0) != MRI_OK) die("--no-compensation");
+  if (o.unwind && MRI_Set_Callpath_Unwinding(r.time, 1) != MRI_OK) die("--unwind");
+  for (size_t m = 0; m < o.metric_ri.size(); ++m) {
+    MRI_Runtime_Information_Spec mri = o.metric_ri[m];
+    r.metrics.push_back(request(&mri, &regions, nullptr, nullptr));
+    if (r.metrics.back() < 0) die(("--metric " + g_metrics[m]).c_str());
+    if (o.unwind && MRI_Set_Callpath_Unwinding(r.metrics.back(), 1) != MRI_OK) die("--unwind");
+  }
+  // The Instances event of the callgrind file: the inclusive instances of
+  // a call (the callee's instances and those nested in them, under that
+  // caller) are measured, not derivable from the pairs of the other
+  // requests.
+  if (o.instances) {
+    MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
+    r.instances = MRI_Callpath_Profile_Request(&n, &regions, nullptr, nullptr);
+    if (r.instances < 0) die("instance profile request");
+    if (o.unwind && MRI_Set_Callpath_Unwinding(r.instances, 1) != MRI_OK) die("--unwind");
+  }
+  return r;
+}
+
+void delete_requests(const ProfileRequests& r) {
+  std::vector<MRI_Request_ID> ids = r.metrics;
+  ids.push_back(r.time);
+  if (r.instances >= 0) ids.push_back(r.instances);
+  for (MRI_Request_ID id : ids)
+    if (MRI_Request_Delete(id) != MRI_OK) die("delete a request");
+}
+
+// --fit RUNS (docs/api.md, "Calibrating against the program"): what one
+// measured region instance costs in this program on this machine, from
+// 2 RUNS + 1 runs before the profile's own: without the other regions
+// (only the PROGRAM region measured, "MO"), with every region ("PA", raw),
+// MO, PA, ..., MO. Each PA run against the mean of the MO runs before and
+// after it: (its PROGRAM time - theirs) / the region instances of its
+// busiest thread. The median of the RUNS values is the fitted Delta_i.
+struct FitRun {
+  double program_ns = 0;         // the PROGRAM region's raw inclusive time
+  unsigned long long busiest = 0;  // instances of the other regions, in the thread with most
+  double own_ns = -1;            // the application's Delta_own of the kind, when it measured it
+};
+
+// `mri`'s standard output pointed at /dev/null while a fit run's program
+// is started, so that it writes its own output there (its standard error
+// stays); restored when this goes.
+class QuietProgram {
+ public:
+  QuietProgram() {
+    std::fflush(stdout);
+    saved_ = dup(1);
+    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved_ < 0 || null < 0 || dup2(null, 1) < 0) {
+      std::fprintf(stderr, "mri: --fit: cannot point the program's standard output at /dev/null: %s\n",
+                   std::strerror(errno));
+      std::exit(1);
+    }
+    close(null);
+  }
+  ~QuietProgram() {
+    dup2(saved_, 1);
+    close(saved_);
+  }
+
+ private:
+  int saved_ = -1;
+};
+
+FitRun fit_run(char** prog, bool every_region, int n, int runs, const ProfileOptions& o, MRI_Overhead_Kind kind) {
+  {
+    QuietProgram quiet;
+    load_program(prog);
+  }
+  MRI_Region_Table all{nullptr, 0};
+  if (MRI_Get_Regions(&all) != MRI_OK) die("regions");
+  std::vector<MRI_Region_Spec> program;
+  for (int k = 0; k < all.nr_Elements; ++k)
+    if (all.region[k].type == MRI_REGION_PROGRAM) program.push_back(all.region[k]);
+  if (program.empty() && all.nr_Elements > 0) {
+    std::fprintf(stderr, "mri: --fit: %s has no PROGRAM region (an annotated main) to time each run by; profile it "
+                 "without --fit\n", prog[0]);
+    MRI_Finalize();
+    std::exit(2);
+  }
+  MRI_Region_Table regions{every_region ? nullptr : program.data(), every_region ? 0 : int(program.size())};
+  // The profile's own requests, compensation included (it is part of what
+  // an instance costs); the fit reads their raw values.
+  ProfileRequests r = place_requests(regions, o);
+  start(prog[0]);
+  run_to_end();
+  MRI_Application_Status_Info st;
+  if (MRI_Get_Application_Status(&st) != MRI_OK) die("status");
+  if (st.reason == MRI_STOP_SIGNALED || st.exec_replaced) {
+    std::string how;
+    const int code = program_end(st, how);
+    std::fprintf(stderr, "mri: --fit: in run %d of %d, %s %s; no profile was taken\n", n, runs, prog[0],
+                 st.exec_replaced ? "replaced itself with exec()" : how.c_str());
+    MRI_Finalize();
+    std::exit(code ? code : 1);
+  }
+  void* p = nullptr;
+  if (MRI_Get_Data(r.time, &p) != MRI_OK) die("fit results");
+  auto* prof = static_cast<MRI_Histogram_Profile_Results*>(p);
+  if (!prof->active) ended_before_monitoring(prog[0]);
+  FitRun out;
+  bool ended = false;
+  std::map<int, unsigned long long> per_thread;
+  for (int e = 0; e < prof->nr_Elements; ++e) {
+    const MRI_Profile_Element& el = prof->element[e];
+    if (el.region.type == MRI_REGION_PROGRAM) {
+      if (el.instances > 0 && el.inclusive > out.program_ns) out.program_ns = el.inclusive;
+      ended = ended || el.instances > 0;
+      continue;
+    }
+    for (int t = 0; t < el.nr_Active_Objects; ++t)
+      per_thread[el.per_active_object[t].active_object.id] += el.per_active_object[t].instances;
+  }
+  for (const auto& [thread, count] : per_thread) out.busiest = std::max(out.busiest, count);
+  if (!ended) {
+    std::fprintf(stderr, "mri: --fit: in run %d of %d no instance of %s's PROGRAM region ended (exit() on another "
+                 "thread than main's?): the fit needs its time\n", n, runs, prog[0]);
+    MRI_Finalize();
+    std::exit(1);
+  }
+  MRI_Overhead_Calibration cal;
+  if (every_region && MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[kind].calibrated)
+    out.own_ns = cal.kind[kind].delta_own;
+  delete_requests(r);
+  if (every_region)
+    std::fprintf(stderr, "mri: fit run %d of %d (every region, raw): %.3f ms, %llu region instances in the busiest "
+                 "thread\n", n, runs, out.program_ns / 1e6, out.busiest);
+  else
+    std::fprintf(stderr, "mri: fit run %d of %d (only the PROGRAM region): %.3f ms\n", n, runs, out.program_ns / 1e6);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The fit (see FitRun): the Delta_i and Delta_own to set, or delta 0 when
+// the runs found nothing to fit (said why on stderr).
+struct Fitted {
+  double delta = 0, own = 0;
+};
+
+Fitted fit_overhead(char** prog, int pairs, const ProfileOptions& o, MRI_Overhead_Kind kind) {
+  const int runs = 2 * pairs + 1;
+  std::vector<FitRun> mo, pa;
+  for (int n = 1; n <= runs; ++n) (n % 2 ? mo : pa).push_back(fit_run(prog, n % 2 == 0, n, runs, o, kind));
+  std::vector<double> costs;
+  double own = -1;
+  bool instances = false;
+  for (int k = 0; k < pairs; ++k) {
+    if (pa[k].own_ns >= 0) own = pa[k].own_ns;
+    if (pa[k].busiest == 0) continue;
+    instances = true;
+    costs.push_back((pa[k].program_ns - (mo[k].program_ns + mo[k + 1].program_ns) / 2) / double(pa[k].busiest));
+  }
+  Fitted f;
+  if (!instances) {
+    std::fprintf(stderr, "mri: --fit: no region besides the PROGRAM region ran, so there is no overhead to fit; the "
+                 "application's calibration stays\n");
+    return f;
+  }
+  std::string list;
+  for (double c : costs) {
+    char v[32];
+    std::snprintf(v, sizeof v, " %.2f", c);
+    list += v;
+  }
+  const double m = median(costs);
+  if (!(m > 0)) {
+    std::fprintf(stderr, "mri: --fit: the runs with every region were not slower than those without (ns an instance:"
+                 "%s): the machine's noise is larger than the overhead; the application's calibration stays\n",
+                 list.c_str());
+    return f;
+  }
+  f.delta = m;
+  f.own = own >= 0 ? std::min(own, m) : 0;
+  std::fprintf(stderr, "mri: fit: a measured region instance costs %.2f ns in this program (median of%s); give "
+               "--overhead %.2f to use it again without the fit runs\n", m, list.c_str(), m);
+  return f;
+}
+
 int cmd_profile(int argc, char** argv) {
   std::string sort = "incl", output;
   bool per_thread = false, all = false, unwind = false;
+  int fit = 0;          // --fit RUNS
+  double overhead = 0;  // --overhead NS
   int i = 0;
   for (; i < argc; ++i) {
     std::string a = argv[i];
@@ -803,6 +1035,25 @@ int cmd_profile(int argc, char** argv) {
       g_compensate = false;
     } else if (a == "--unwind") {
       unwind = true;
+    } else if (a == "--fit") {
+      const std::string v = option_value(argc, argv, i, "a number of runs");
+      const long n = v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos
+                         ? 0
+                         : std::strtol(v.c_str(), nullptr, 10);
+      if (n < 1 || n > kMaxFitRuns)
+        usage_error("--fit '%s': the number of runs with every region must be from 1 to 16", v.c_str());
+      fit = int(n);
+    } else if (a == "--overhead") {
+      const std::string v = option_value(argc, argv, i, "ns per region instance");
+      char* end = nullptr;
+      // Digits with at most one '.', nothing strtod also takes (blanks, a
+      // sign, hexadecimal, inf).
+      const bool number = !v.empty() && v.find_first_not_of("0123456789.") == std::string::npos &&
+                          std::count(v.begin(), v.end(), '.') <= 1 && v != ".";
+      overhead = number ? std::strtod(v.c_str(), &end) : 0;
+      if (!number || *end || !std::isfinite(overhead) || overhead <= 0 || overhead > 1e6)
+        usage_error("--overhead '%s': give the ns one measured region instance costs, above 0 and at most 1000000 "
+                    "(mri profile --fit prints it)", v.c_str());
     } else if (a == "-o" || a == "--output") {
       output = option_value(argc, argv, i, "a file name");
     } else if (a.size() && a[0] == '-') {
@@ -813,6 +1064,9 @@ int cmd_profile(int argc, char** argv) {
   }
   if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
   if (unwind && output.empty()) usage_error("%s", "--unwind needs -o FILE (it adds callers to the call tree)");
+  if (fit && overhead > 0) usage_error("%s", "--fit and --overhead both set the overhead; give one");
+  if ((fit || overhead > 0) && !g_compensate)
+    usage_error("%s", "--fit and --overhead set the overhead that compensation removes; --no-compensation removes none");
   if (g_metrics.size() > kMaxMetrics)
     usage_error("%s", "at most 3 --metric: the monitor holds 4 profile requests at a time, and the time profile is one");
   check_output(output, true);
@@ -840,34 +1094,38 @@ int cmd_profile(int argc, char** argv) {
     }
     metric_ri.push_back(ri);
   }
-  load_program(prog);
-
-  MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
-  MRI_Region_Table every{nullptr, 0};
-  // With -o the requests keep the calling context for the call tree.
-  auto request = output.empty() ? MRI_Profile_Request : MRI_Callpath_Profile_Request;
-  MRI_Request_ID req = request(&ri, &every, nullptr, nullptr);
-  if (req < 0) die("profile request");
-  if (!g_compensate && MRI_Set_Compensation(req, 0) != MRI_OK) die("--no-compensation");
-  if (unwind && MRI_Set_Callpath_Unwinding(req, 1) != MRI_OK) die("--unwind");
-  std::vector<MRI_Request_ID> metric_req;
-  for (size_t m = 0; m < g_metrics.size(); ++m) {
-    metric_req.push_back(request(&metric_ri[m], &every, nullptr, nullptr));
-    if (metric_req.back() < 0) die(("--metric " + g_metrics[m]).c_str());
-    if (unwind && MRI_Set_Callpath_Unwinding(metric_req.back(), 1) != MRI_OK) die("--unwind");
-  }
+  ProfileOptions opts;
+  opts.callpath = !output.empty();
+  opts.unwind = unwind;
+  opts.compensate = g_compensate;
   // With -o, the Instances event of the callgrind file, when a profile
-  // request is left for it: the inclusive instances of a call (the callee's
-  // instances and those nested in them, under that caller) are measured, not
-  // derivable from the pairs of the other requests. With kMaxMetrics
-  // metrics the file has no Instances event.
-  MRI_Request_ID instances_req = -1;
-  if (!output.empty() && g_metrics.size() < kMaxMetrics) {
-    MRI_Runtime_Information_Spec n = MRI_NUMBER_OF_INSTANCES;
-    instances_req = MRI_Callpath_Profile_Request(&n, &every, nullptr, nullptr);
-    if (instances_req < 0) die("instance profile request");
-    if (unwind && MRI_Set_Callpath_Unwinding(instances_req, 1) != MRI_OK) die("--unwind");
+  // request is left for it; with kMaxMetrics metrics the file has none.
+  opts.instances = !output.empty() && g_metrics.size() < kMaxMetrics;
+  opts.metric_ri = metric_ri;
+  const MRI_Overhead_Kind kind = carried_kind(opts.callpath, metric_ri);
+  Fitted fitted;
+  if (fit) {
+    fitted = fit_overhead(prog, fit, opts, kind);
+    if (fitted.delta > 0)
+      g_overhead_source = "fitted to this program in " + std::to_string(2 * fit + 1) + " runs before this one";
   }
+  load_program(prog);
+  if (overhead > 0) {
+    // Delta_own: the application's, where it measured the kind and that is
+    // smaller; else none (the comp: line shows it).
+    MRI_Overhead_Calibration cal;
+    fitted.delta = overhead;
+    fitted.own = MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[kind].calibrated
+                     ? std::min(double(cal.kind[kind].delta_own), overhead)
+                     : 0;
+    g_overhead_source = "given with --overhead";
+  }
+  if (fitted.delta > 0 && MRI_Set_Overhead(kind, fitted.delta, fitted.own) != MRI_OK)
+    die(fit ? "--fit" : "--overhead");
+  MRI_Region_Table every{nullptr, 0};
+  const ProfileRequests placed = place_requests(every, opts);
+  const MRI_Request_ID req = placed.time, instances_req = placed.instances;
+  const std::vector<MRI_Request_ID>& metric_req = placed.metrics;
   start(prog[0]);
   run_to_end();
   // Results of the counter profiles first: each MRI_Get_Data buffer stays
