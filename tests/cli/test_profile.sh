@@ -184,8 +184,11 @@ for form in flat callpath; do
   if [[ $form == callpath ]]; then
     grep -q 'inside its own time; callpath profile)' fit.out || { cat fit.out; fail "--fit 3 -o: not the callpath kind"; }
   fi
-  near "$(removed fit.out)" "$(awk -v d="$delta" -v n="$n" 'BEGIN { printf "%.0f", n * d }')" 3000 ||
-    { cat fit.out; fail "--fit 3 ($form): main lost $(removed fit.out) ns, expected $n x $delta"; }
+  # All of main's time at most (a compensated total below 0 is shown as 0:
+  # a fit in a slow spell, the profile's run in a fast one).
+  raw=$(awk '$1 == "main" { printf "%.0f", $5 * 1e6; exit }' fit.out)
+  near "$(removed fit.out)" "$(awk -v d="$delta" -v n="$n" -v r="$raw" 'BEGIN { e = n * d; printf "%.0f", e < r ? e : r }')" 3000 ||
+    { cat fit.out; fail "--fit 3 ($form): main lost $(removed fit.out) ns, expected $n x $delta (or all its $raw ns)"; }
 done
 # A run of the fit that the program does not finish ends mri with its status,
 # before the profile.
