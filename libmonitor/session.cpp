@@ -1025,9 +1025,10 @@ void publish_once() {
 
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    // The thread's static TLS comes out of it too: the cache-simulator
-    // backend's buffers alone are 320 KiB (two halves of 64 KiB for each
-    // of two parts, and the handlers' 64 KiB aside, instrument.cpp).
+    // The thread's static TLS comes out of it too. (The cache-simulator
+    // backend's buffers, 320 KiB, were in it until 2026-11-28; they are
+    // mapped per thread now, instrument.cpp, and 1 MiB leaves room for
+    // whatever else a program links in.)
     pthread_attr_setstacksize(&attr, 1024 * 1024);
     // Never joined: it ends by itself once the monitor is finished or
     // detached, or with the process.

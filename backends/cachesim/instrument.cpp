@@ -16,6 +16,7 @@
 // part, the simulation of the batch.
 #include <emmintrin.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,14 +43,17 @@ namespace {
 // only more memory.
 constexpr uint32_t kBatch = 4096;
 
-// Zero-initialised and trivially destructible: a thread_local access is then
-// one %fs-relative address, without the lazy-initialisation guard call that a
-// thread_local with a constructor would add to every reference.
+// A thread's buffers are mapped at its first reference (Buffers, below);
+// what every reference reads is its cursor (__mri_cachesim_cursor, below):
+// zero-initialised and trivially destructible, so a thread_local access is
+// one %fs-relative address, without the lazy-initialisation guard call that
+// a thread_local with a constructor would add to every reference.
 // initial-exec: the library is linked into the executable, so the linker
 // turns it into local-exec (no __tls_get_addr).
-// Line-aligned, records at 16-byte offsets: no record straddles two lines.
-// One buffer per part of the simulator (the split): each part's references
-// in program order, which is all a part needs (simulator/cachesim.h).
+// Page-aligned (mapped), records at 16-byte offsets: no record straddles
+// two lines. One buffer per part of the simulator (the split): each part's
+// references in program order, which is all a part needs
+// (simulator/cachesim.h).
 //
 // Each buffer has two halves of kBatch, filled in turn: a hand-over moves
 // the cursor to the other half. A commit (the inline recording's, the
@@ -68,7 +72,6 @@ constexpr uint32_t kBatch = 4096;
 struct alignas(64) Buffer {
   Monitor_Cache_Access ref[2][2 * kBatch];
 };
-__attribute__((tls_model("initial-exec"))) thread_local Buffer t_refs;
 
 }  // namespace
 
@@ -114,11 +117,25 @@ struct alignas(64) Aside {
   uint32_t count[2];        // set-aside references per part
   uint32_t handing_over;    // this thread is inside a hand-over (any part)
 };
-__attribute__((tls_model("initial-exec"))) thread_local Aside t_aside;
+
+// A thread's buffers and its handlers' aside, 320 KiB: mapped at the
+// thread's first reference (make_room), unmapped at its exit. In static
+// TLS (until 2026-11-28) they were part of every thread, and glibc takes
+// static TLS from the thread's stack: a thread the program created with
+// a stack under 320 KiB could not start while the backend was linked in.
+struct Buffers {
+  Buffer refs;
+  Aside aside;
+};
+__attribute__((tls_model("initial-exec"))) thread_local Buffers* t_buffers;
+// The thread is past its exit's flush, or no memory was left for its
+// buffers: its references are not recorded.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_no_buffers;
 std::atomic<bool> g_aside_overflowed{false};
+std::atomic<bool> g_mapping_failed{false};
 
 void set_aside(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
-  Aside& a = t_aside;
+  Aside& a = t_buffers->aside;
   const uint32_t i = __atomic_load_n(&a.count[part], __ATOMIC_RELAXED);
   if (i < kAside) {
     a.ref[part][i] = Monitor_Cache_Access{address, size, type};
@@ -149,10 +166,11 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void commit(Mri_Cachesim_Cur
 
 void flush_part(uint32_t part) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
-  Aside& a = t_aside;
+  if (c.end[part] == nullptr) return;
+  Aside& a = t_buffers->aside;
   // A signal handler's flush (its region's enter or exit, or its own full
   // buffer) inside this thread's hand-over: its references wait aside.
-  if (c.end[part] == nullptr || __atomic_load_n(&a.handing_over, __ATOMIC_RELAXED)) return;
+  if (__atomic_load_n(&a.handing_over, __ATOMIC_RELAXED)) return;
   Monitor_Cache_Access* const end = c.end[part];
   Monitor_Cache_Access* const first = end - kBatch;  // the half in use
   if (c.next[part] == first && __atomic_load_n(&a.count[part], __ATOMIC_RELAXED) == 0) return;
@@ -173,7 +191,7 @@ void flush_part(uint32_t part) {
   // set aside. The end first: until the cursor follows, a handler's
   // reference finds it past the end (the slow path, aside) or writes into
   // the new half from its start, and is then written over.
-  Monitor_Cache_Access* const base = t_refs.ref[part];
+  Monitor_Cache_Access* const base = t_buffers->refs.ref[part];
   Monitor_Cache_Access* const other = first == base ? base + kBatch : base;
   c.end[part] = other + kBatch;
   std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -202,21 +220,60 @@ void flush_this_thread() {
   flush_part(0);
 }
 
-// A thread's remaining references at its exit.
-void at_thread_exit(void*) { flush_this_thread(); }
+// A thread's remaining references at its exit, then its buffers go. A
+// reference after this (a later thread-local destructor's, a handler's)
+// is not recorded: before the buffers left static TLS it stayed in them,
+// never simulated, alike.
+void at_thread_exit(void*) {
+  flush_this_thread();
+  Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
+  __atomic_store_n(&t_no_buffers, true, __ATOMIC_RELAXED);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  for (uint32_t p = 0; p < 2; ++p) c.end[p] = c.next[p] = nullptr;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  Buffers* const b = __atomic_exchange_n(&t_buffers, nullptr, __ATOMIC_RELAXED);
+  if (b) munmap(b, sizeof *b);
+}
 
 void create_exit_key() { pthread_key_create(&g_exit_key, at_thread_exit); }
 
+// The thread's buffers, mapped at its first reference. False when there is
+// no memory for them (said once on stderr; the thread records nothing).
+bool map_buffers() {
+  if (__atomic_load_n(&t_buffers, __ATOMIC_RELAXED)) return true;
+  void* const m = mmap(nullptr, sizeof(Buffers), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
+    __atomic_store_n(&t_no_buffers, true, __ATOMIC_RELAXED);
+    if (!g_mapping_failed.exchange(true, std::memory_order_relaxed)) {
+      static const char kMessage[] =
+          "mri-cachesim: no memory for a thread's reference buffers (320 KiB): that thread's memory references are "
+          "not simulated\n";
+      [[maybe_unused]] const ssize_t w = write(2, kMessage, sizeof kMessage - 1);  // async-signal-safe
+    }
+    return false;
+  }
+  // A signal handler's first reference may have mapped them meanwhile:
+  // the handler's stay (one instruction decides).
+  Buffers* expected = nullptr;
+  if (!__atomic_compare_exchange_n(&t_buffers, &expected, static_cast<Buffers*>(m), false, __ATOMIC_RELAXED,
+                                   __ATOMIC_RELAXED))
+    munmap(m, sizeof(Buffers));
+  return true;
+}
+
 // Part `part`'s buffer is full, or this is the thread's first reference.
-// Returns where to write.
+// Returns where to write, or null where the thread records nothing
+// (t_no_buffers).
 __attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
   if (c.end[part] == nullptr) {
+    if (__atomic_load_n(&t_no_buffers, __ATOMIC_RELAXED) || !map_buffers()) return nullptr;
     pthread_once(&g_exit_once, create_exit_key);
     pthread_setspecific(g_exit_key, &c);  // non-null: the destructor runs at the thread's exit
+    Buffer& refs = t_buffers->refs;
     for (uint32_t p = 0; p < 2; ++p) {
-      c.next[p] = t_refs.ref[p];
-      c.end[p] = t_refs.ref[p] + kBatch;
+      c.next[p] = refs.ref[p];
+      c.end[p] = refs.ref[p] + kBatch;
     }
     return c.next[part];
   }
@@ -229,6 +286,7 @@ __attribute__((noinline)) Monitor_Cache_Access* make_room(uint32_t part) {
 // hand-over.
 __attribute__((noinline)) void record_after_room(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
   Monitor_Cache_Access* at = make_room(part);
+  if (!at) return;
   if (at >= __mri_cachesim_cursor.end[part]) return set_aside(part, address, size, type);
   *at = Monitor_Cache_Access{address, size, type};
   commit(__mri_cachesim_cursor, part, at);
@@ -334,7 +392,9 @@ bool records_inline() {
 
 unsigned long calibrate_for_monitor(unsigned long n, int recording) {
   Mri_Cachesim_Cursor& c = __mri_cachesim_cursor;
-  if (c.end[0] == nullptr) make_room(0);  // the thread's first use: sets the buffers up, flushes nothing
+  // The thread's first use: sets the buffers up, flushes nothing; without
+  // them, no room (0: not calibrated, and says why).
+  if (c.end[0] == nullptr && !make_room(0)) return 0;
   Monitor_Cache_Access* const keep[2] = {c.next[0], c.next[1]};
   // Never reaches make_room(): no flush, whichever part the references are.
   const unsigned long room = static_cast<unsigned long>(std::max<long>(0, std::min(c.end[0] - keep[0], c.end[1] - keep[1])));

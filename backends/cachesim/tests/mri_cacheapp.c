@@ -15,6 +15,11 @@
  * thread does the same afterwards (the main thread waits for it). Every
  * mode is wrapped in region "main" (PROGRAM).
  *
+ *   mri_cacheapp sweep PASSES 2 STACK_KIB
+ *
+ * The same, the second thread created with a stack of STACK_KIB KiB
+ * (pthread_attr_setstacksize); exit status 3 when it cannot be created.
+ *
  *   mri_cacheapp realloc ROUNDS
  *
  * ROUNDS times, in region "main": allocates B (32 KiB, 64-byte aligned)
@@ -473,15 +478,16 @@ int main(int argc, char **argv)
         }
         return vector();
     }
-    if (argc != 4 || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
+    if ((argc != 4 && argc != 5) || strcmp(argv[1], "sweep") != 0) {
+        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }
     passes = atoi(argv[2]);
     const int threads = atoi(argv[3]);
-    if (passes < 1 || threads < 1 || threads > 2) {
-        fprintf(stderr, "%s: PASSES >= 1, THREADS 1 or 2\n", argv[0]);
+    const int stack_kib = argc == 5 ? atoi(argv[4]) : 0;
+    if (passes < 1 || threads < 1 || threads > 2 || (argc == 5 && (threads != 2 || stack_kib < 16))) {
+        fprintf(stderr, "%s: PASSES >= 1, THREADS 1 or 2; STACK_KIB >= 16, with 2 threads\n", argv[0]);
         return 2;
     }
     B = aligned_alloc(64, B_DOUBLES * sizeof(double));
@@ -504,7 +510,16 @@ int main(int argc, char **argv)
     work();
     if (threads == 2) {
         pthread_t t;
-        if (pthread_create(&t, NULL, second_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (stack_kib && pthread_attr_setstacksize(&attr, (size_t)stack_kib * 1024) != 0)
+            return 3;
+        const int e = pthread_create(&t, &attr, second_thread, NULL);
+        if (e != 0) {
+            fprintf(stderr, "%s: cannot create a thread with a %d KiB stack: %s\n", argv[0], stack_kib, strerror(e));
+            return 3;
+        }
+        if (pthread_join(t, NULL) != 0)
             return 1;
     }
     C[0] = (int)sink;

@@ -207,6 +207,29 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* A thread the program creates with a small stack (64 KiB) starts, and its
+ * references are simulated: the backend's buffers (320 KiB a thread) are
+ * mapped at a thread's first reference, not in static TLS, which glibc
+ * takes from the stack (until 2026-11-28 pthread_create failed with EINVAL
+ * under 320 KiB, and the program exited with status 3). */
+static void test_thread_with_a_small_stack(void **state)
+{
+    (void)state;
+    char *argv[] = {(char *)cacheapp(), (char *)"sweep", (char *)"3", (char *)"2", (char *)"64", NULL};
+    load_mode(argv);
+    const MRI_Request_ID l1_sum = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID whits = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal((long)thread_value(l1_sum, t), 3 * kLinesA);
+        assert_int_equal((long)thread_value(whits, t), kWritesB - kLinesB);
+    }
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 /* Runs the loaded sweep program to the end of its first "sweep", lets it
  * run 20 ms more, and ends it there (MRI_Application_Finish): the sweep it
  * is in and main are open. */
@@ -1208,6 +1231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_data_structures_published, teardown),
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
+        cmocka_unit_test_teardown(test_thread_with_a_small_stack, teardown),
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
         cmocka_unit_test_teardown(test_trace_values_of_instances_open_at_the_end, teardown),
