@@ -56,7 +56,7 @@
 # MO and PA or CA are the fit's own runs (only main measured; every region,
 # raw), PA-comp and CA-comp main's compensated time in the profile's run;
 # the CSV's delta columns hold the fitted Delta_i. Adds the median error of
-# each profile against the MO runs of its own fit. About 5 minutes with
+# each profile against the MO runs of its own fit. About 6 minutes with
 # FIT 3 and 10 trials on 2 cores.
 set -euo pipefail
 
@@ -220,7 +220,7 @@ profile_fit() {
     grep '^mri: --fit: ' "$err" | sed "s/^mri: /run_compensation: $w -t $t, trial $trial, $form: /" >&2
   fi
   # The fit's runs: only main (MO) or every region (PA or CA), raw.
-  awk -v w="$w" -v t="$t" -v trial="$trial" -v m="$measured" -v form="$form" -v d="$delta" '
+  awk -v w="$w" -v t="$t" -v trial="$trial" -v m="$measured" -v form="$form" '
     /^mri: fit run .* \(only the PROGRAM region\)/ { printf "%s,%s,MO,%s,%.1f,%.1f,,,,%s\n", w, t, trial, $(NF - 1) * 1e3, $(NF - 1) * 1e3, form }
     /^mri: fit run .* \(every region/ { for (i = 1; i <= NF; i++) if ($i == "ms,") printf "%s,%s,%s,%s,%.1f,%.1f,%s,,,%s\n", w, t, m, trial, $(i - 1) * 1e3, $(i - 1) * 1e3, $(i + 1), form }
   ' "$err" >>"$out"
