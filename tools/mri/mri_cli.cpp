@@ -973,17 +973,15 @@ Fitted fit_overhead(char** prog, int pairs, const ProfileOptions& o, MRI_Overhea
   const int runs = 2 * pairs + 1;
   std::vector<FitRun> mo, pa;
   for (int n = 1; n <= runs; ++n) (n % 2 ? mo : pa).push_back(fit_run(prog, n % 2 == 0, n, runs, o, kind));
-  std::vector<double> costs;
+  std::vector<double> costs;  // one per run with every region in which other regions ran
   double own = -1;
-  bool instances = false;
   for (int k = 0; k < pairs; ++k) {
     if (pa[k].own_ns >= 0) own = pa[k].own_ns;
     if (pa[k].busiest == 0) continue;
-    instances = true;
     costs.push_back((pa[k].program_ns - (mo[k].program_ns + mo[k + 1].program_ns) / 2) / double(pa[k].busiest));
   }
   Fitted f;
-  if (!instances) {
+  if (costs.empty()) {
     std::fprintf(stderr, "mri: --fit: no region besides the PROGRAM region ran, so there is no overhead to fit; the "
                  "application's calibration stays\n");
     return f;
