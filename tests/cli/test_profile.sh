@@ -13,6 +13,8 @@
 #     alternate, each fitted cost follows from them, their median is what
 #     main loses (flat and callpath), the program's output shows once, and
 #     a fit run that dies ends mri with its status before the profile;
+#   - a program with regions but without a PROGRAM region is profiled, and
+#     --fit refuses it (status 2) before any run of the fit;
 #   - an event given twice is refused before the program runs;
 #   - instances nested deeper than the monitor's frames (tests/apps/mri_testapp
 #     "deep") are said not to be measured;
@@ -31,9 +33,9 @@
 #     -o file and ends the program, then dies of SIGPIPE quietly (141);
 #     with SIGPIPE ignored it says so, status 1.
 #
-#   test_profile.sh MRI GAUSS TESTAPP WORKDIR
+#   test_profile.sh MRI GAUSS TESTAPP NOPROGRAM WORKDIR
 set -uo pipefail
-mri=$1 gauss=$2 app=$3 work=$4
+mri=$1 gauss=$2 app=$3 noprogram=$4 work=$5
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -198,6 +200,19 @@ status=$?
 grep -q "^mri: --fit: in run 1 of 3, $app was killed by signal 6 .*; no profile was taken" fitcrash.err ||
   { cat fitcrash.err; fail "--fit 1 of crash 3: no word on the run that failed"; }
 grep -q '^all threads' fitcrash.out && fail "--fit 1 of crash 3: a profile was printed"
+
+# A program with regions but no PROGRAM region: profiled as it is, but
+# --fit, which times each run by that region, is refused (status 2) with the
+# reason, before any run of the fit.
+"$mri" profile -- "$noprogram" >noprog.out 2>noprog.err || { cat noprog.err; fail "profile of mri_noprogram"; }
+[[ $(table_field noprog.out work 4) == 1000 ]] || { cat noprog.out; fail "mri_noprogram: work is not 1000 instances"; }
+"$mri" profile --fit 2 -- "$noprogram" >noprogfit.out 2>noprogfit.err
+status=$?
+[[ $status == 2 ]] || { cat noprogfit.out noprogfit.err; fail "--fit 2 of mri_noprogram: status $status, expected 2"; }
+grep -qF "mri: --fit: $noprogram has no PROGRAM region (an annotated main) to time each run by; profile it without --fit" \
+  noprogfit.err || { cat noprogfit.err; fail "--fit 2 of mri_noprogram: no reason given"; }
+grep -q '^mri: fit run' noprogfit.err && { cat noprogfit.err; fail "--fit 2 of mri_noprogram: a fit run was reported"; }
+grep -q '^mri_noprogram:' noprogfit.out noprogfit.err && fail "--fit 2 of mri_noprogram: the program ran to its end"
 
 # --- An event twice (by the same or another name): status 2, before the run.
 for pair in "NUMBER_OF_INSTANCES NUMBER_OF_INSTANCES" "NUMBER_OF_INSTANCES MRI_NUMBER_OF_INSTANCES"; do
