@@ -220,6 +220,32 @@ void flush_this_thread() {
   flush_part(0);
 }
 
+// Buffers of threads that ended, kept for the next threads' first
+// references: mapping and unmapping 320 KiB, and faulting its pages in
+// again, cost a short thread about a third of its creation and join
+// (docs/PERFORMANCE.md, "Short threads under the simulator"). At most
+// kSpare (5 MiB); beyond that a thread's buffers are unmapped at its exit.
+// One slot, one exchange: taking and giving back are lock-free and
+// async-signal-safe (a thread's first reference may be its handler's), and
+// a slot's buffers go to one thread only.
+constexpr int kSpare = 16;
+std::atomic<Buffers*> g_spare[kSpare];
+
+Buffers* take_spare() {
+  for (auto& slot : g_spare)
+    if (slot.load(std::memory_order_relaxed))
+      if (Buffers* const b = slot.exchange(nullptr, std::memory_order_acquire)) return b;
+  return nullptr;
+}
+
+void give_back(Buffers* b) {
+  for (auto& slot : g_spare) {
+    Buffers* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, b, std::memory_order_release, std::memory_order_relaxed)) return;
+  }
+  munmap(b, sizeof *b);
+}
+
 // A thread's remaining references at its exit, then its buffers go. A
 // reference after this (a later thread-local destructor's, a handler's)
 // is not recorded: before the buffers left static TLS it stayed in them,
@@ -232,7 +258,7 @@ void at_thread_exit(void*) {
   for (uint32_t p = 0; p < 2; ++p) c.end[p] = c.next[p] = nullptr;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   Buffers* const b = __atomic_exchange_n(&t_buffers, nullptr, __ATOMIC_RELAXED);
-  if (b) munmap(b, sizeof *b);
+  if (b) give_back(b);
 }
 
 void create_exit_key() { pthread_key_create(&g_exit_key, at_thread_exit); }
@@ -241,7 +267,17 @@ void create_exit_key() { pthread_key_create(&g_exit_key, at_thread_exit); }
 // no memory for them (said once on stderr; the thread records nothing).
 bool map_buffers() {
   if (__atomic_load_n(&t_buffers, __ATOMIC_RELAXED)) return true;
-  void* const m = mmap(nullptr, sizeof(Buffers), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* m = take_spare();
+  if (m) {
+    // An ended thread's: its exit flushed what was set aside; zero as a
+    // new mapping is, all the same (a thread that left from inside a
+    // signal handler may have left its hand-over unfinished).
+    Aside& a = static_cast<Buffers*>(m)->aside;
+    a.count[0] = a.count[1] = 0;
+    a.handing_over = 0;
+  } else {
+    m = mmap(nullptr, sizeof(Buffers), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  }
   if (m == MAP_FAILED) {
     __atomic_store_n(&t_no_buffers, true, __ATOMIC_RELAXED);
     if (!g_mapping_failed.exchange(true, std::memory_order_relaxed)) {
@@ -257,7 +293,7 @@ bool map_buffers() {
   Buffers* expected = nullptr;
   if (!__atomic_compare_exchange_n(&t_buffers, &expected, static_cast<Buffers*>(m), false, __ATOMIC_RELAXED,
                                    __ATOMIC_RELAXED))
-    munmap(m, sizeof(Buffers));
+    give_back(static_cast<Buffers*>(m));
   return true;
 }
 

@@ -11,14 +11,17 @@
  *   C  64-byte static array, in the program unit "main"
  * Then region "sweep" (LOOP) PASSES times: one read of every double of A
  * (8-byte volatile loads, 8192 per pass), and region "fill" (ROUTINE) once:
- * one write of every double of B (4096 stores). With THREADS = 2 a second
- * thread does the same afterwards (the main thread waits for it). Every
- * mode is wrapped in region "main" (PROGRAM).
+ * one write of every double of B (4096 stores). With THREADS from 2 to 16,
+ * THREADS - 1 more threads do the same afterwards, one after another (the
+ * main thread creates each when the one before has ended): each later
+ * thread's reference buffers are, in the cache-simulator backend, the
+ * ones the thread before left. Every mode is wrapped in region "main"
+ * (PROGRAM).
  *
- *   mri_cacheapp sweep PASSES 2 STACK_KIB
+ *   mri_cacheapp sweep PASSES THREADS STACK_KIB
  *
- * The same, the second thread created with a stack of STACK_KIB KiB
- * (pthread_attr_setstacksize); exit status 3 when it cannot be created.
+ * The same, the other threads created with a stack of STACK_KIB KiB
+ * (pthread_attr_setstacksize); exit status 3 when one cannot be created.
  *
  *   mri_cacheapp realloc ROUNDS
  *
@@ -486,8 +489,8 @@ int main(int argc, char **argv)
     passes = atoi(argv[2]);
     const int threads = atoi(argv[3]);
     const int stack_kib = argc == 5 ? atoi(argv[4]) : 0;
-    if (passes < 1 || threads < 1 || threads > 2 || (argc == 5 && (threads != 2 || stack_kib < 16))) {
-        fprintf(stderr, "%s: PASSES >= 1, THREADS 1 or 2; STACK_KIB >= 16, with 2 threads\n", argv[0]);
+    if (passes < 1 || threads < 1 || threads > 16 || (argc == 5 && (threads < 2 || stack_kib < 16))) {
+        fprintf(stderr, "%s: PASSES >= 1, THREADS 1 to 16; STACK_KIB >= 16, with 2 threads or more\n", argv[0]);
         return 2;
     }
     B = aligned_alloc(64, B_DOUBLES * sizeof(double));
@@ -508,7 +511,7 @@ int main(int argc, char **argv)
 
     MONITOR_ENTER(r_main);
     work();
-    if (threads == 2) {
+    for (int k = 1; k < threads; k++) {
         pthread_t t;
         pthread_attr_t attr;
         pthread_attr_init(&attr);

@@ -230,6 +230,33 @@ static void test_thread_with_a_small_stack(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* Six threads, one after another (main, then five it creates and joins in
+ * turn), each with two sweeps of A and a fill of B: every thread after
+ * the second records into the buffers an ended one left (the backend keeps
+ * them for the next thread). Each thread's counts are exactly its own:
+ * nothing lost, nothing an earlier thread left in the buffers counted
+ * again. */
+static void test_threads_one_after_another(void **state)
+{
+    (void)state;
+    load_app("2", "6");
+    const MRI_Request_ID rmiss = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID rhits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "sweep", "A", MRI_SUM);
+    const MRI_Request_ID wmiss = cache_aggregate(MRI_LC1_DATA_WRITE_MISS, "fill", "B", MRI_SUM);
+    const MRI_Request_ID whits = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    for (int t = 0; t < 6; t++) {
+        assert_int_equal((long)thread_value(rmiss, t), 2 * kLinesA);
+        assert_int_equal((long)thread_value(rhits, t), 2 * (kReadsA - kLinesA));
+        assert_int_equal((long)thread_value(wmiss, t), kLinesB);
+        assert_int_equal((long)thread_value(whits, t), kWritesB - kLinesB);
+    }
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 /* Runs the loaded sweep program to the end of its first "sweep", lets it
  * run 20 ms more, and ends it there (MRI_Application_Finish): the sweep it
  * is in and main are open. */
@@ -1232,6 +1259,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_structures_published, teardown),
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
         cmocka_unit_test_teardown(test_thread_with_a_small_stack, teardown),
+        cmocka_unit_test_teardown(test_threads_one_after_another, teardown),
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
         cmocka_unit_test_teardown(test_trace_values_of_instances_open_at_the_end, teardown),
