@@ -9,7 +9,10 @@
 //
 // What a request measures is done with the simulator's address-range
 // monitors, one per (request, thread, data structure), counting only that
-// thread's core. A monitor is enabled while its thread is inside an
+// thread's references (MonitorSpec::thread: threads beyond the simulated
+// cores share a core's caches, not its monitors; threads the monitor does
+// not follow, beyond max_threads, are simulated as kUnmonitoredThread,
+// which no monitor counts). A monitor is enabled while its thread is inside an
 // instance of one of the request's regions: at the enter the thread's
 // buffer is simulated first, the monitor enabled and (aggregates) its total
 // noted; at the exit the buffer is simulated, the difference is the
@@ -48,6 +51,10 @@
 #include "mri_sync.h"
 
 namespace mri::monitor {
+
+// The simulated thread index of the references of a thread beyond
+// max_threads: no monitor's (thread indexes are below max_threads).
+constexpr uint32_t kUnmonitoredThread = ~uint32_t{0};
 namespace {
 
 namespace sim = mri::sim;
@@ -317,6 +324,7 @@ bool create_monitors(sim::Hierarchy* h, const Target& t, uint32_t thread, Target
   sim::MonitorSpec spec;
   spec.events = {t.event};
   spec.core = int32_t(thread % h->cores());
+  spec.thread = thread;  // not the references of the threads that share its simulated core
   spec.enabled = false;
   std::string error;
   auto add = [&]() {
@@ -820,7 +828,7 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // included), and with the calibrated cost of recording the n references,
   // added to the thread's overhead clock (compensation, seed paper 001).
   const uint64_t t0 = ticks();
-  cache_submit(h, ts ? ts->index : 0, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
+  cache_submit(h, ts ? ts->index : kUnmonitoredThread, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
 }
 
@@ -835,6 +843,6 @@ extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cac
   ThreadState* ts = current_thread_state();
   // As Monitor_Cache_Simulate.
   const uint64_t t0 = ticks();
-  cache_submit(h, ts ? ts->index : 0, part, reinterpret_cast<const sim::Access*>(accesses), n);
+  cache_submit(h, ts ? ts->index : kUnmonitoredThread, part, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
 }

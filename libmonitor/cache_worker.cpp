@@ -102,11 +102,9 @@ bool g_split_log = false;
 // whole batch; unset or auto, as above. (Batches sorted by part for a
 // split are not condensed.) A batch is condensed for the monitors enabled
 // at the hand-over; its own thread drains before it changes them, and
-// another thread's monitors count another simulated core's references,
-// unless threads outnumber the configured cores. Then which of one
-// thread's batches land in another's region is a matter of timing,
-// condensed or not, and one condensed before the other enabled a monitor
-// of L1 hits lacks its dropped hits there.
+// another thread's monitors count only that thread's references
+// (MonitorSpec::thread), also where threads outnumber the configured
+// cores and share one.
 enum class Condense { kNever, kAlways, kBehind };
 Condense g_condense = Condense::kBehind;
 constexpr uint64_t kBehind = kChunks / 4;

@@ -205,6 +205,12 @@ struct MonitorSpec {
   uint64_t bin_phase = 0;
   std::vector<Event> events;  // at least one; duplicates are ignored
   int32_t core = -1;          // count only this core's references; -1 = all
+  // Count only the references of batches given to simulate() or
+  // simulate_part() with exactly this `core` argument, before the modulo
+  // (an application's thread index: threads i and i + cores() share a
+  // simulated core, not their monitors); -1 = any. With core, both must
+  // match.
+  int64_t thread = -1;
   bool enabled = true;
 };
 

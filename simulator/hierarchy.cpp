@@ -380,6 +380,7 @@ struct ActiveMonitor {
   uint64_t span;  // end - begin; ~0 for the whole address space
   uint64_t mask;
   int32_t core;
+  int64_t thread;      // MonitorSpec::thread
   uint32_t events;
   uint64_t bin_bytes;  // 0: one bin
   uint64_t bin_phase;  // offset of `begin` within its bin (MonitorSpec::bin_phase)
@@ -434,6 +435,10 @@ struct Hierarchy::Impl {
   }
 
   mutable std::mutex mutex;
+  // The core argument of the batch being simulated, before the modulo
+  // (MonitorSpec::thread); set under `mutex` by simulate() and
+  // simulate_part().
+  uint64_t batch_thread = 0;
   using Kernel = void (Impl::*)(uint32_t, const Access*, size_t);
   Kernel kernel = nullptr;
   // The line size (log2) of L1 and L2 and the L1 set count of the kernels
@@ -531,6 +536,7 @@ struct Hierarchy::Impl {
       a.span = m.spec.whole_address_space ? ~uint64_t{0} : m.spec.end - m.spec.begin;
       a.mask = m.mask;
       a.core = m.spec.core;
+      a.thread = m.spec.thread;
       a.events = uint32_t(m.events.size());
       a.bin_bytes = m.spec.bins == 1 ? 0 : m.bin_bytes;
       a.bin_phase = m.spec.bin_phase;
@@ -589,6 +595,7 @@ struct Hierarchy::Impl {
       const uint64_t off = addr - m.begin;
       if (off >= m.span || !((m.mask >> bit) & 1)) continue;
       if (m.core >= 0 && uint32_t(m.core) != core) continue;
+      if (m.thread >= 0 && uint64_t(m.thread) != batch_thread) continue;
       const uint32_t index = uint32_t(std::popcount(m.mask & ((uint64_t{1} << bit) - 1)));
       ++m.totals[index];
       const uint64_t pos = off + m.bin_phase;
@@ -1549,6 +1556,7 @@ void Hierarchy::simulate(uint32_t core, const Access* accesses, size_t n, const 
     lock_for_batch(s.mutex);
     std::lock_guard<std::mutex> lock(s.mutex, std::adopt_lock);
     const uint32_t c = core % s.cores;
+    s.batch_thread = core;
     if (&s == parts_[0].get() && (dropped.reads | dropped.writes) != 0) {
       // The dropped references: L1 hits of this core (part 0 holds them
       // whatever their lines: readers sum over the parts).
@@ -1571,6 +1579,7 @@ void Hierarchy::simulate_part(uint32_t part, uint32_t core, const Access* access
   {
     lock_for_batch(s.mutex);
     std::lock_guard<std::mutex> lock(s.mutex, std::adopt_lock);
+    s.batch_thread = core;
     if (s.split_mask != 0 || deferred_mask_ == 0) return (s.*s.kernel)(core % s.cores, accesses, n);
     // A deferred hierarchy joined since the batch was sorted: part 0 has
     // every set again.
@@ -1578,6 +1587,7 @@ void Hierarchy::simulate_part(uint32_t part, uint32_t core, const Access* access
   }
   AllParts lock(parts_);  // part 0, then part 1 (split again meanwhile?)
   Impl& p1 = *parts_[1];
+  p1.batch_thread = parts_[0]->batch_thread = core;
   if (p1.split_mask != 0) return (p1.*p1.kernel)(core % p1.cores, accesses, n);
   parts_[0]->run_as_part(1, deferred_mask_, core % s.cores, accesses, n);
 }
@@ -1703,6 +1713,7 @@ int Hierarchy::add_monitor(const MonitorSpec& spec, std::string* error) {
   AllParts lock(parts_);
   if (spec.core < -1 || spec.core >= int32_t(s.cores))
     return fail("core " + std::to_string(spec.core) + " is outside -1.." + std::to_string(s.cores - 1));
+  if (spec.thread < -1) return fail("thread " + std::to_string(spec.thread) + " is below -1");
   MonitorData m;
   m.spec = spec;
   for (const Event& e : spec.events) {

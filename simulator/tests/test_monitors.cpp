@@ -170,6 +170,40 @@ TEST(Monitors, WholeAddressSpaceAndPerCore) {
   EXPECT_EQ(r1.totals[2], 0u);
 }
 
+// Threads 0 and 2 of a program share simulated core 0 of two: a monitor
+// restricted to thread 2 sees only the batches simulated with core
+// argument 2, one restricted to core 0 both threads', one restricted to
+// thread 1 none of them. Split or not, the same.
+TEST(Monitors, PerThreadOnASharedCore) {
+  for (const uint32_t modulus : {0u, 2u}) {
+    mri::sim::HierarchyConfig c;
+    ASSERT_EQ(mri::sim::parse_config("L1:1K,2,64;L2:8K,4,64;cores=2", c), "");
+    std::string error;
+    auto h = Hierarchy::create(c, &error, modulus);
+    ASSERT_TRUE(h) << error;
+    MonitorSpec spec;
+    spec.whole_address_space = true;
+    spec.events = {{0, EventKind::kReadMiss}};
+    MonitorSpec core0 = spec, thread0 = spec, thread1 = spec, thread2 = spec;
+    core0.core = 0;
+    thread0.thread = 0;
+    thread1.thread = 1;
+    thread2.thread = 2;
+    thread2.core = 0;  // both restrictions: both must match
+    const int id_core0 = h->add_monitor(core0, &error), id_thread0 = h->add_monitor(thread0, &error);
+    const int id_thread1 = h->add_monitor(thread1, &error), id_thread2 = h->add_monitor(thread2, &error);
+    ASSERT_GE(std::min({id_core0, id_thread0, id_thread1, id_thread2}), 0) << error;
+    sweep(*h, 0);  // 24 lines, all missing
+    std::vector<mri::sim::Access> batch;
+    for (uint64_t a = 0x40000; a < 0x40400; a += 64) batch.push_back({a, 8, mri::sim::kRead});
+    h->simulate(2, batch.data(), batch.size());  // 16 more lines on core 0, as thread 2
+    EXPECT_EQ(result(*h, id_core0).totals[0], 40u) << "modulus " << modulus;
+    EXPECT_EQ(result(*h, id_thread0).totals[0], 24u) << "modulus " << modulus;
+    EXPECT_EQ(result(*h, id_thread1).totals[0], 0u) << "modulus " << modulus;
+    EXPECT_EQ(result(*h, id_thread2).totals[0], 16u) << "modulus " << modulus;
+  }
+}
+
 // Write-backs are attributed to the evicted line and invalidations to the
 // invalidated line, both to the core that held it.
 TEST(Monitors, WriteBacksAndInvalidationsLandOnTheirLines) {
@@ -308,6 +342,10 @@ TEST(Monitors, RejectsBadSpecs) {
   EXPECT_EQ(h->add_monitor(spec, &error), -1);
   EXPECT_EQ(error, "core 2 is outside -1..1");
   spec.core = -1;
+  spec.thread = -2;
+  EXPECT_EQ(h->add_monitor(spec, &error), -1);
+  EXPECT_EQ(error, "thread -2 is below -1");
+  spec.thread = -1;
   spec.whole_address_space = true;
   spec.bins = 2;
   EXPECT_EQ(h->add_monitor(spec, &error), -1);
