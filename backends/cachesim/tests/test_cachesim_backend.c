@@ -261,6 +261,28 @@ static void test_threads_one_after_another(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* The same six threads with room for two (MRI_MAX_THREADS=2): the four
+ * later ones are not monitored, and their references, still simulated,
+ * count for no thread; before 2026-11-28 they were simulated as thread 0's
+ * and counted in the main thread's open "main". */
+static void test_threads_beyond_max_threads_count_for_nobody(void **state)
+{
+    (void)state;
+    setenv("MRI_MAX_THREADS", "2", 1);
+    load_app("2", "6");
+    unsetenv("MRI_MAX_THREADS");
+    const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
+    const MRI_Request_ID rmiss = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    assert_int_equal(st.threads_dropped, 4);
+    assert_int_equal((long)thread_value(in_main, 0), 2 * kLinesA);
+    for (int t = 0; t < 2; t++) assert_int_equal((long)thread_value(rmiss, t), 2 * kLinesA);
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+}
+
 /* Runs the loaded sweep program to the end of its first "sweep", lets it
  * run 20 ms more, and ends it there (MRI_Application_Finish): the sweep it
  * is in and main are open. */
@@ -1264,6 +1286,7 @@ int main(void)
         cmocka_unit_test_teardown(test_restricted_aggregates, teardown),
         cmocka_unit_test_teardown(test_thread_with_a_small_stack, teardown),
         cmocka_unit_test_teardown(test_threads_one_after_another, teardown),
+        cmocka_unit_test_teardown(test_threads_beyond_max_threads_count_for_nobody, teardown),
         cmocka_unit_test_teardown(test_finish_ends_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_ends_cache_only_instances, teardown),
         cmocka_unit_test_teardown(test_trace_values_of_instances_open_at_the_end, teardown),
