@@ -124,16 +124,28 @@ std::mutex g_sort_pool_mutex;
 SortBuffers* g_sort_pool = nullptr;
 thread_local SortBuffers* t_sort = nullptr;
 
+// Set when the thread's Submitter is destroyed. A batch the thread hands
+// over after that gives its sort buffers back at once: the cache-simulator
+// backend's last flush of a thread runs in a pthread key destructor, after
+// the C++ thread_local ones, and for a thread libmonitor does not follow
+// (beyond max_threads) it is the only one; its sort buffers were lost
+// with the thread (LeakSanitizer, test_threads_beyond_max_threads_count_for_nobody).
+thread_local bool t_submitter_gone = false;
+
+void release_sort_buffers() {
+  if (!t_sort) return;
+  std::lock_guard<std::mutex> lock(g_sort_pool_mutex);
+  t_sort->next = g_sort_pool;
+  g_sort_pool = t_sort;
+  t_sort = nullptr;
+}
+
 struct Submitter {
   bool counted = false;
   ~Submitter() {
     if (counted) g_submitters.fetch_sub(1, std::memory_order_relaxed);
-    if (t_sort) {
-      std::lock_guard<std::mutex> lock(g_sort_pool_mutex);
-      t_sort->next = g_sort_pool;
-      g_sort_pool = t_sort;
-      t_sort = nullptr;
-    }
+    release_sort_buffers();
+    t_submitter_gone = true;
   }
 };
 thread_local Submitter t_submitter;
@@ -488,7 +500,9 @@ void hand_over_sorted(sim::Hierarchy* h, uint32_t core, const sim::Access* refs,
 }
 }  // namespace
 
-void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
+namespace {
+
+void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
   if (!g_async.load(std::memory_order_acquire)) return simulate_here(h, core, part, refs, n);
   if (!t_submitter.counted) {
     t_submitter.counted = true;
@@ -540,6 +554,15 @@ void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Ac
   const uint64_t end = ticks();
   if (w.batches >= g_split_after) decide_split(h, refs, n, end);
   w.last = ticks();
+}
+
+}  // namespace
+
+void cache_submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
+  submit(h, core, part, refs, n);
+  // The sort buffers are free again once the batch is handed over (copied
+  // into chunks, or simulated here).
+  if (__builtin_expect(t_submitter_gone, 0)) release_sort_buffers();
 }
 
 void cache_drain() {
