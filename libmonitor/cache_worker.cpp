@@ -127,9 +127,10 @@ thread_local SortBuffers* t_sort = nullptr;
 // Set when the thread's Submitter is destroyed. A batch the thread hands
 // over after that gives its sort buffers back at once: the cache-simulator
 // backend's last flush of a thread runs in a pthread key destructor, after
-// the C++ thread_local ones, and for a thread libmonitor does not follow
-// (beyond max_threads) it is the only one; its sort buffers were lost
-// with the thread (LeakSanitizer, test_threads_beyond_max_threads_count_for_nobody).
+// the C++ thread_local ones, and hands over what the thread recorded since
+// its last region enter or exit (everything, for a thread without regions
+// or beyond max_threads); the sort buffers it took were lost with the
+// thread (LeakSanitizer, test_threads_beyond_max_threads_count_for_nobody).
 thread_local bool t_submitter_gone = false;
 
 void release_sort_buffers() {
