@@ -81,6 +81,13 @@ run 0 trace -o t.vtf --ring 1024 -- "$gauss"
 grep -q 'wrote t.vtf' err.txt || { cat err.txt; fail "--ring 1024: no trace"; }
 rm -f t.vtf
 
+# --- hist --bins: digits only, 1 to 1024 (strtol took a sign and blanks).
+for bins in 0 1025 '' +5 ' 5' 5x -1 99999999999999999999999; do
+  run 2 hist --metric L1_DATA_READ_MISS --bins "$bins" -- "$gauss"
+  grep -qF -- "mri: --bins: '$bins' is not a bin count in 1..1024" err.txt || { cat err.txt; fail "--bins '$bins': no error naming the value"; }
+  grep -q 'gauss: n=' out.txt err.txt && fail "--bins '$bins': the program ran"
+done
+
 # --- --help (and -h) after a command: the usage on stdout, status 0.
 for command in profile trace hist regions info; do
   for help in --help -h; do

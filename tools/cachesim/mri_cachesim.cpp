@@ -98,6 +98,17 @@ bool parse_address(const std::string& text, uint64_t* out) {
   return true;
 }
 
+// A count: decimal digits only, from 1 to `max` (strtol took " 4" and
+// "+4" as 4).
+bool parse_count(const std::string& text, uint64_t max, uint32_t* out) {
+  uint64_t v = 0;
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(text.data(), last, v);
+  if (text.empty() || ec != std::errc() || end != last || v < 1 || v > max) return false;
+  *out = uint32_t(v);
+  return true;
+}
+
 struct Options {
   std::string trace = "-";
   std::string config_text;
@@ -167,11 +178,8 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--cores") {
       once(o.cores != 0);
       const std::string v = take_value();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > long(mri::sim::kMaxCores))
+      if (!parse_count(v, mri::sim::kMaxCores, &o.cores))
         usage_error("--cores: '" + v + "' is not a core count in 1.." + std::to_string(mri::sim::kMaxCores));
-      o.cores = uint32_t(n);
     } else if (arg == "--range") {
       once(o.have_range);
       const std::string v = take_value();
@@ -184,11 +192,7 @@ Options parse_options(int argc, char** argv) {
     } else if (arg == "--bins") {
       once(o.bins_given);
       const std::string v = take_value();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1 || n > (1L << 24))
-        usage_error("--bins: '" + v + "' is not a bin count in 1..16777216");
-      o.bins = uint32_t(n);
+      if (!parse_count(v, 1u << 24, &o.bins)) usage_error("--bins: '" + v + "' is not a bin count in 1..16777216");
       o.bins_given = true;
     } else if (arg == "--progress") {
       no_value();

@@ -127,6 +127,17 @@ std::string option_value(int argc, char** argv, int& i, const char* what) {
   return argv[++i];
 }
 
+// A count given on the command line: digits only (no sign, no blanks, no
+// suffix, nothing empty), parsed with from_chars, which reports overflow.
+// strtol() and strtoul() take a sign and leading blanks, and strtoul()'s
+// unsigned long cut to 32 bits turned 4294968320 into 1024. false when `v`
+// is not such a number or is above `max`.
+bool whole_number(const std::string& v, unsigned long long max, unsigned long long& n) {
+  const char* last = v.data() + v.size();
+  const auto [end, ec] = std::from_chars(v.data(), last, n);
+  return !v.empty() && ec == std::errc() && end == last && n <= max;
+}
+
 // The error text of an exporter or of write_file() without its own
 // "cannot write PATH: " prefix, which the caller prints once.
 std::string reason_only(const std::string& error, const std::string& path) {
@@ -1035,10 +1046,8 @@ int cmd_profile(int argc, char** argv) {
       unwind = true;
     } else if (a == "--fit") {
       const std::string v = option_value(argc, argv, i, "a number of runs");
-      const long n = v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string::npos
-                         ? 0
-                         : std::strtol(v.c_str(), nullptr, 10);
-      if (n < 1 || n > kMaxFitRuns)
+      unsigned long long n = 0;
+      if (!whole_number(v, kMaxFitRuns, n) || n < 1)
         usage_error("--fit '%s': the number of runs with every region must be from 1 to 16", v.c_str());
       fit = int(n);
     } else if (a == "--overhead") {
@@ -1380,19 +1389,13 @@ void archive_records() {
 }
 
 // The records per thread ring of --ring, as MRI_Set_Trace_Buffer_Size()
-// takes them (include/mri.h): a power of two from 1024 to 16777216. Parsed
-// with from_chars (digits only, overflow reported) rather than strtoul(),
-// which takes "", a sign and leading blanks, and whose unsigned long is cut
-// to 32 bits by the unsigned parameter (4294968320 would become 1024). A
-// usage error naming the value as given otherwise.
+// takes them (include/mri.h): a power of two from 1024 to 16777216 (a
+// whole_number()). A usage error naming the value as given otherwise.
 constexpr unsigned long long kMinRingRecords = 1024, kMaxRingRecords = 1ull << 24;
 
 unsigned ring_records(const std::string& v) {
   unsigned long long n = 0;
-  const char* last = v.data() + v.size();
-  const auto [end, ec] = std::from_chars(v.data(), last, n);
-  const bool ok = !v.empty() && ec == std::errc() && end == last;
-  if (!ok || n < kMinRingRecords || n > kMaxRingRecords || (n & (n - 1)))
+  if (!whole_number(v, kMaxRingRecords, n) || n < kMinRingRecords || (n & (n - 1)))
     usage_error("--ring '%s': the records per thread must be a power of two from 1024 to 16777216", v.c_str());
   return unsigned(n);
 }
@@ -1834,10 +1837,8 @@ int cmd_hist(int argc, char** argv) {
       data = value();
     } else if (a == "--bins") {
       const std::string v = value();
-      char* end = nullptr;
-      errno = 0;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (errno || end == v.c_str() || *end != '\0' || n < 1 || n > 1024)
+      unsigned long long n = 0;
+      if (!whole_number(v, 1024, n) || n < 1)
         usage_error("--bins: '%s' is not a bin count in 1..1024", v.c_str());
       bins = int(n);
     } else if (a == "--region") {
