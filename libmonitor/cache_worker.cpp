@@ -113,9 +113,9 @@ std::atomic<uint64_t> g_sim_ticks{0}, g_sim_refs{0};
 
 // A thread's buffers for sorting a batch by part (hand_over_sorted): part
 // 0's, then part 1's; the first also for condensing one (hand_over).
-// Handed back to a pool at the thread's exit and never freed: the main
-// thread's last batch is handed over after its thread-local destructors
-// ran (Monitor_Final, at the process's exit).
+// Handed back to a pool at the thread's end (submitter_gone) and never
+// freed: the main thread's last batch is handed over during exit()
+// (Monitor_Final), where no key destructor runs.
 struct SortBuffers {
   SortBuffers* next = nullptr;
   sim::Access refs[2 * kChunkRefs];
@@ -124,14 +124,13 @@ std::mutex g_sort_pool_mutex;
 SortBuffers* g_sort_pool = nullptr;
 thread_local SortBuffers* t_sort = nullptr;
 
-// Set when the thread's Submitter is destroyed. A batch the thread hands
-// over after that gives its sort buffers back at once: the cache-simulator
-// backend's last flush of a thread runs in a pthread key destructor, after
-// the C++ thread_local ones, and hands over what the thread recorded since
-// its last region enter or exit (everything, for a thread without regions
-// or beyond max_threads); the sort buffers it took were lost with the
-// thread (LeakSanitizer, test_threads_beyond_max_threads_count_for_nobody).
+// Set when the thread's submitter_gone() ran. A batch the thread hands
+// over after that gives its sort buffers back at once: the backend's last
+// flush of a thread can come in a later key destructor than this one.
 thread_local bool t_submitter_gone = false;
+// Whether the thread counts in g_submitters (from its first hand-over).
+thread_local bool t_counted = false;
+pthread_key_t g_submitter_key;
 
 void release_sort_buffers() {
   if (!t_sort) return;
@@ -141,15 +140,30 @@ void release_sort_buffers() {
   t_sort = nullptr;
 }
 
-struct Submitter {
-  bool counted = false;
-  ~Submitter() {
-    if (counted) g_submitters.fetch_sub(1, std::memory_order_relaxed);
-    release_sort_buffers();
-    t_submitter_gone = true;
-  }
-};
-thread_local Submitter t_submitter;
+// The thread's end as a submitter: a pthread key destructor, where a C++
+// thread_local destructor would be too early. glibc runs the thread_local
+// destructors first, then the key destructors, in rounds for as long as
+// values are set. The cache-simulator backend flushes a thread's last
+// references from its own key destructor (everything the thread recorded,
+// for a thread without regions or beyond max_threads): a thread whose
+// first hand-over was that flush counted itself after its thread_local
+// destructors had run, and stayed counted. Each such thread took a CPU
+// from spare_cpu() for good (50 threads of one reference each left the
+// count at 50: every later batch of the program was simulated in place),
+// and kept its sort buffers. count_submitter() sets this key's value, so
+// glibc runs this in the next round.
+void submitter_gone(void*) {
+  g_submitters.fetch_sub(1, std::memory_order_relaxed);
+  release_sort_buffers();
+  t_submitter_gone = true;  // t_counted stays set: a later batch does not count again
+}
+
+void count_submitter() {
+  if (__builtin_expect(t_counted, 1)) return;
+  t_counted = true;
+  g_submitters.fetch_add(1, std::memory_order_relaxed);
+  if (pthread_setspecific(g_submitter_key, &t_counted) != 0) g_submitters.fetch_sub(1, std::memory_order_relaxed);
+}
 
 bool spare_cpu() { return g_submitters.load(std::memory_order_relaxed) < g_cpus; }
 
@@ -255,6 +269,7 @@ void start_worker() {
     g_condense = Condense::kAlways;
   const bool wanted = !off && (g_forced || g_cpus >= 2);
   if (!wanted) return;
+  if (pthread_key_create(&g_submitter_key, submitter_gone) != 0) return;  // simulated in place
   g_worker = new Worker;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -505,10 +520,7 @@ namespace {
 
 void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* refs, size_t n) {
   if (!g_async.load(std::memory_order_acquire)) return simulate_here(h, core, part, refs, n);
-  if (!t_submitter.counted) {
-    t_submitter.counted = true;
-    g_submitters.fetch_add(1, std::memory_order_relaxed);
-  }
+  count_submitter();
   const bool split = h->split_mask() != 0;
   // Part 0 of a split simulator is always simulated by the program's
   // threads: the simulation thread has only part 1, so neither part's

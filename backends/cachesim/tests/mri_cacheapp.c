@@ -90,6 +90,15 @@
  * PATH. Every read of S is then a handler's; most handlers run while the
  * thread hands a batch of references to the simulator.
  *
+ *   mri_cacheapp brief THREADS PASSES
+ *
+ * Registers A; in region "main" starts THREADS threads one after another
+ * (each when the one before has ended), each reading C[0] (not registered
+ * in this mode), adding it to a static double and passing no region: its
+ * three references are handed to the simulator only as the thread ends.
+ * Then the main thread sweeps A PASSES times, as in the sweep mode:
+ * PASSES x 1024 L1 read misses of A.
+ *
  *   mri_cacheapp fork ROUNDS
  *
  * ROUNDS times, in region "main": reads one double of each of A's lines,
@@ -413,6 +422,29 @@ static int signals(int n, const char *path)
     return 0;
 }
 
+static void *brief_thread(void *arg)
+{
+    (void)arg;
+    sink += ((const volatile int *)C)[0];
+    return NULL;
+}
+
+/* The brief mode (see the top). */
+static int brief(int threads, int n)
+{
+    if (MONITOR_DATA(A, sizeof A) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    for (int t = 0; t < threads; t++) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, brief_thread, NULL) != 0 || pthread_join(thread, NULL) != 0)
+            return 1;
+    }
+    work_passes_over_a(n);
+    MONITOR_EXIT(r_main);
+    return 0;
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -470,6 +502,14 @@ int main(int argc, char **argv)
         }
         return signals(n, argv[3]);
     }
+    if (argc == 4 && strcmp(argv[1], "brief") == 0) {
+        const int threads = atoi(argv[2]), n = atoi(argv[3]);
+        if (threads < 1 || threads > 1000 || n < 1) {
+            fprintf(stderr, "%s: THREADS 1 to 1000, PASSES >= 1\n", argv[0]);
+            return 2;
+        }
+        return brief(threads, n);
+    }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
@@ -482,7 +522,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if ((argc != 4 && argc != 5) || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | brief THREADS PASSES | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
                 argv[0]);
         return 2;
     }
