@@ -151,7 +151,8 @@ void release_sort_buffers() {
 // from spare_cpu() for good (50 threads of one reference each left the
 // count at 50: every later batch of the program was simulated in place),
 // and kept its sort buffers. count_submitter() sets this key's value, so
-// glibc runs this in the next round.
+// glibc runs this even when that happens inside a key destructor: later in
+// the same round (a key created after the backend's), or in the next.
 void submitter_gone(void*) {
   g_submitters.fetch_sub(1, std::memory_order_relaxed);
   release_sort_buffers();
