@@ -1,6 +1,8 @@
 // counters.cpp - runtime information measured by PAPI counters: the
 // paper's cache and cycle events mapped to PAPI presets, any other PAPI
 // event registered by name, and the counter budget of section 3.1.
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
@@ -62,8 +64,9 @@ int counter_budget(std::string& detail) {
   const char* env = std::getenv("MRI_COUNTER_BUDGET");
   if (env && *env) {
     char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    if (!end || *end != '\0' || v < 0) {
+    errno = 0;
+    const long v = std::strtol(env, &end, 10);  // digits only: not " 2", "+2", nor beyond a long
+    if (errno || !end || *end != '\0' || !std::isdigit(static_cast<unsigned char>(*env)) || v < 0) {
       detail = std::string("MRI_COUNTER_BUDGET=\"") + env + "\" is not a number of counters (0 or more)";
       return -1;
     }

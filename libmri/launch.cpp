@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -29,14 +30,15 @@ constexpr int kDefaultLoadTimeoutMs = 10000;
 constexpr int kFinishGraceMs = 5000;
 
 // Reads a positive number from the environment; false (with the error
-// set) when it is there but not a number.
+// set) when it is there but not one: digits only (strtoul alone would take
+// leading blanks and a sign, " 5" and "+5").
 bool env_u32(const char* name, uint32_t& value) {
   const char* v = std::getenv(name);
   if (!v || !*v) return true;
   char* end = nullptr;
   errno = 0;
   unsigned long x = std::strtoul(v, &end, 10);
-  if (errno || !end || *end != '\0' || *v == '-' || x == 0 || x > UINT32_MAX) {
+  if (errno || !end || *end != '\0' || !std::isdigit(static_cast<unsigned char>(*v)) || x == 0 || x > UINT32_MAX) {
     fail("%s=\"%s\" is not a positive number", name, v);
     return false;
   }

@@ -93,6 +93,10 @@ static void test_misuse_before_init(void **state)
     expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_MAX_THREADS=\"lots\" is not a positive number");
     setenv("MRI_MAX_THREADS", "0", 1);
     expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "not a positive number");
+    setenv("MRI_MAX_THREADS", " 4", 1); /* digits only: strtoul took blanks and a sign */
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_MAX_THREADS=\" 4\" is not a positive number");
+    setenv("MRI_MAX_THREADS", "+4", 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_MAX_THREADS=\"+4\" is not a positive number");
     unsetenv("MRI_MAX_THREADS");
     setenv("MRI_LOAD_TIMEOUT_MS", "-5", 1);
     expect_error(MRI_Application_Load(MRI_TESTAPP, NULL), "MRI_LOAD_TIMEOUT_MS");

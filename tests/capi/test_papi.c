@@ -227,6 +227,10 @@ static void test_counter_budget(void **state)
     /* A budget that is not a number is refused, not ignored. */
     setenv("MRI_COUNTER_BUDGET", "two", 1);
     expect_error(request(switches, "toucher", MRI_SUM, MRI_PER_THREAD), "MRI_COUNTER_BUDGET=\"two\" is not a number");
+    setenv("MRI_COUNTER_BUDGET", "+1", 1); /* digits only */
+    expect_error(request(switches, "toucher", MRI_SUM, MRI_PER_THREAD), "MRI_COUNTER_BUDGET=\"+1\" is not a number");
+    setenv("MRI_COUNTER_BUDGET", "99999999999999999999", 1); /* beyond a long: not a budget of LONG_MAX */
+    expect_error(request(switches, "toucher", MRI_SUM, MRI_PER_THREAD), "MRI_COUNTER_BUDGET=\"99999999999999999999\" is not a number");
     setenv("MRI_COUNTER_BUDGET", "2", 1);
     /* Freeing a counter makes room. */
     assert_int_equal(MRI_Request_Delete(b), MRI_OK);
