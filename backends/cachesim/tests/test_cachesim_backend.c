@@ -207,6 +207,18 @@ static void test_restricted_aggregates(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* Runs the loaded program to its end, which must be an exit with status
+ * 0 (a thread that could not be created makes the sweep program exit
+ * with 3); its final status. */
+static MRI_Application_Status_Info run_to_clean_exit(void)
+{
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    return st;
+}
+
 /* A thread the program creates with a small stack (64 KiB) starts, and its
  * references are simulated: the backend's buffers (320 KiB a thread) are
  * mapped at a thread's first reference, not in static TLS, which glibc
@@ -219,10 +231,7 @@ static void test_thread_with_a_small_stack(void **state)
     load_mode(argv);
     const MRI_Request_ID l1_sum = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
     const MRI_Request_ID whits = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
-    run_to_end();
-    MRI_Application_Status_Info st;
-    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    assert_int_equal(st.exit_code, 0);
+    run_to_clean_exit();
     for (int t = 0; t < 2; t++) {
         assert_int_equal((long)thread_value(l1_sum, t), 3 * kLinesA);
         assert_int_equal((long)thread_value(whits, t), kWritesB - kLinesB);
@@ -247,10 +256,7 @@ static void test_threads_one_after_another(void **state)
     const MRI_Request_ID wmiss = cache_aggregate(MRI_LC1_DATA_WRITE_MISS, "fill", "B", MRI_SUM);
     const MRI_Request_ID whits = cache_aggregate(MRI_LC1_DATA_WRITE_HIT, "fill", "B", MRI_SUM);
     const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
-    run_to_end();
-    MRI_Application_Status_Info st;
-    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    assert_int_equal(st.exit_code, 0);
+    run_to_clean_exit();
     assert_int_equal((long)thread_value(in_main, 0), 2 * kLinesA);
     for (int t = 0; t < 6; t++) {
         assert_int_equal((long)thread_value(rmiss, t), 2 * kLinesA);
@@ -273,10 +279,7 @@ static void test_threads_beyond_max_threads_count_for_nobody(void **state)
     unsetenv("MRI_MAX_THREADS");
     const MRI_Request_ID in_main = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
     const MRI_Request_ID rmiss = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
-    run_to_end();
-    MRI_Application_Status_Info st;
-    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    assert_int_equal(st.exit_code, 0);
+    const MRI_Application_Status_Info st = run_to_clean_exit();
     assert_int_equal(st.threads_dropped, 4);
     assert_int_equal((long)thread_value(in_main, 0), 2 * kLinesA);
     for (int t = 0; t < 2; t++) assert_int_equal((long)thread_value(rmiss, t), 2 * kLinesA);
