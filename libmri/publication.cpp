@@ -44,8 +44,10 @@ constexpr RiDescription kRuntimeInformation[] = {
     {MRI_LC3_DATA_WRITE_HIT, "LC3_DATA_WRITE_HIT", "level 3 data cache write hits", "simulator", 0},
 };
 
-// Simulated cache events: aggregates and histograms.
-constexpr int kSimulatedRequestKinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_HISTOGRAM_REQUEST);
+// Simulated cache events: every kind of request (mri.h, "Simulated cache
+// events"); histograms need addresses, which only the simulator has.
+constexpr int kSimulatedRequestKinds = (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_HISTOGRAM_REQUEST) |
+                                       (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST);
 
 constexpr int kCounterRequestKinds =
     (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST);

@@ -121,6 +121,25 @@ static void test_data_structures_published(void **state)
     MRI_Data_Structure_Info info;
     expect_error(MRI_Get_Data_Structure_Info(&wrong, &info), "registered \"A\", but not in the unit at");
 
+    /* The publication names the simulator for every cache event, with each
+     * kind of request it takes (mri.h, "Simulated cache events"). */
+    MRI_Runtime_Information_Table pub;
+    assert_int_equal(Get_Available_Runtime_Information(&pub), MRI_OK);
+    int simulated = 0;
+    for (int i = 0; i < pub.nr_Elements; ++i) {
+        const MRI_Runtime_Information_Info *e = &pub.info[i];
+        if (e->ri < MRI_LC1_DATA_READ_MISS || e->ri > MRI_LC3_DATA_WRITE_HIT || e->ri == MRI_TOTAL_CYCLES ||
+            e->ri == MRI_TOTAL_INSTRUCTIONS)
+            continue;
+        ++simulated;
+        assert_true(e->available);
+        assert_string_equal(e->backend, "simulator");
+        assert_false(e->needs_counter);
+        assert_int_equal(e->request_kinds, (1 << MRI_AGGREGATE_REQUEST) | (1 << MRI_HISTOGRAM_REQUEST) |
+                                               (1 << MRI_PROFILE_REQUEST) | (1 << MRI_TRACE_REQUEST));
+    }
+    assert_int_equal(simulated, 12);
+
     MRI_Runtime_Information_Spec ri = MRI_LC1_DATA_READ_MISS;
     MRI_Region_Spec r = region("sweep");
     MRI_Region_Table regions = {&r, 1};
