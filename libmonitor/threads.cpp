@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <mutex>
@@ -67,6 +68,10 @@ std::mutex g_mutex;
 std::unordered_map<pthread_t, uint64_t>* g_inherited = nullptr;
 // A joinable thread that ended -> its end, until it is joined.
 std::unordered_map<pthread_t, End>* g_ends = nullptr;
+
+// Set once either table exists: until then a join has nothing to find, and
+// a program that never had a tool joins without the lock.
+std::atomic<bool> g_tables{false};
 
 // Grown at joins before the thread's first event, until register_thread().
 thread_local uint64_t t_joined_before_state = 0;
@@ -107,6 +112,7 @@ void thread_ended(const ThreadState* ts) {
   if (!joinable_self()) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
+  g_tables.store(true, std::memory_order_relaxed);
   (*g_ends)[pthread_self()] = end;
 }
 
@@ -127,6 +133,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   const int rc = create(thread, attr, routine, arg);
   if (rc == 0) {
     if (!g_inherited) g_inherited = new std::unordered_map<pthread_t, uint64_t>;
+    g_tables.store(true, std::memory_order_relaxed);
     (*g_inherited)[*thread] = clock;
   }
   return rc;
@@ -135,11 +142,17 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
 extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** result) {
   const JoinFn join = real_join();
   if (!join) return EINVAL;
-  const uint64_t t0 = ticks();
+  // Dormant (no tool now, and none that created or saw the end of a
+  // thread): the real join alone. A table that appears during the wait
+  // (the tool attached meanwhile) still loses the joined thread's entries
+  // below, uncompensated.
+  const uint32_t mode = g.mode.load(std::memory_order_relaxed);
+  const bool armed = mode == kRunning || mode == kStopped || g_tables.load(std::memory_order_relaxed);
+  const uint64_t t0 = armed ? ticks() : 0;
   const bool t0_tsc = g.tsc;
-  const uint64_t before = thread_overhead_clock();
+  const uint64_t before = armed ? thread_overhead_clock() : 0;
   const int rc = join(thread, result);
-  if (rc != 0) return rc;
+  if (rc != 0 || !g_tables.load(std::memory_order_relaxed)) return rc;
   End end;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -150,6 +163,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
     end = it->second;
     g_ends->erase(it);
   }
+  if (!armed) return rc;
   // Both times on one clock (the monitor switches to the TSC when it
   // starts), the joined thread ended after the joiner arrived, and it had
   // more overhead behind it: the joiner waited for some of it.
