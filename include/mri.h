@@ -31,6 +31,12 @@
 extern "C" {
 #endif
 
+/* libmri is built with hidden visibility; the declarations of this header
+ * are its exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Status values                                                             */
 /* ------------------------------------------------------------------------ */
@@ -926,6 +932,10 @@ const char *MRI_Get_Error_Message(void);
 
 /* The shared-memory protocol version this library speaks. */
 int MRI_Get_Protocol_Version(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
