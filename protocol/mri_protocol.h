@@ -289,7 +289,7 @@ struct alignas(16) RequestRecord {
   uint32_t kind;        // RequestKind
   uint32_t metric;      // Metric
   uint32_t profile_slice;  // kProfile: which profile slice holds its results
-  uint32_t flags;          // kRequestAllRegions, kRequestPaused
+  uint32_t flags;          // kRequest* bits, below
   uint32_t reserved[2];
   char event[kEventNameBytes];  // Metric::kCounter: the PAPI event name, NUL-terminated
 };
