@@ -702,8 +702,19 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   // (A region armed only to be traced, or as the breakpoint, has no frame.)
   if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
   if (MRI_UNLIKELY(p.cache)) cache_exit(ts, id);  // simulated cache events (cache.cpp)
-  // An exit without an enter is ignored, also as the end of the breakpoint.
-  if (MRI_UNLIKELY(int32_t(id) == g.breakpoint) && matched) return exit_at_breakpoint(ts, id);
+  // An exit without an enter is ignored, also as the end of the breakpoint
+  // (a program's stray exit); except the first such exit on a thread after
+  // the release that gave the region its frames: the instance the tool
+  // stopped inside (a breakpoint in a region it calls, requests then added
+  // on this one) was entered without a frame, and its end is the one the
+  // tool asked for. (Unmeasured, and counted in unmatched_exits.)
+  if (MRI_UNLIKELY(int32_t(id) == g.breakpoint)) {
+    if (matched) return exit_at_breakpoint(ts, id);
+    if (p.measure_new && ts->breakpoint_unmatched != g.releases) {
+      ts->breakpoint_unmatched = g.releases;
+      return exit_at_breakpoint(ts, id);
+    }
+  }
   leave(ts);
 }
 

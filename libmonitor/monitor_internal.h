@@ -111,6 +111,10 @@ struct alignas(64) ThreadState {
   // thread that ends monitoring.
   std::atomic<uint64_t> parked_since{0};
   uint64_t shifted = 0;       // ticks the open frames were just shifted by (an exit shifts its timestamp too)
+  // The release (Global::releases) in which an exit of the breakpoint
+  // region without a frame ended the breakpoint on this thread: once per
+  // thread and release (Monitor_Region_Exit_Slow).
+  uint32_t breakpoint_unmatched = 0;
   proto::ThreadRecord* record = nullptr;
   uint32_t* seq = nullptr;  // the sequence word over this thread's result slots
   proto::AggregateSlot* agg_row = nullptr;  // this thread's aggregate slots [request]
@@ -216,6 +220,9 @@ struct RegionPlan {
   uint32_t overhead_pair = 0;
   uint8_t cache = 0;        // simulated cache events requested: cache_enter/cache_exit (cache.cpp)
   uint8_t unwind = 0;       // a callpath slice unwinds the stack at enter (unwind.cpp)
+  // Frames began at this release (not the first): an instance open now was
+  // entered without one, and its exit finds none (Monitor_Region_Exit_Slow).
+  uint8_t measure_new = 0;
 };
 
 struct Global {
@@ -234,6 +241,7 @@ struct Global {
   const TraceTarget* traces = nullptr;
 
   uint32_t run_generation = 0;  // private futex word: parked threads wait on it
+  uint32_t releases = 0;        // run commands applied (1: the release after the load)
 
   // Segment.
   proto::View view;

@@ -478,8 +478,11 @@ void apply_requests() {
   cache_apply(cache_requests, nthreads, region_cache);
   apply_tool_overhead();  // after every calibration this release may have made
 
-  std::vector<uint8_t> counters_before(nreg, 0);
-  for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) counters_before[i] = g.plans[i].counters;
+  std::vector<uint8_t> counters_before(nreg, 0), measure_before(nreg, 0);
+  for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) {
+    counters_before[i] = g.plans[i].counters;
+    measure_before[i] = g.plans[i].measure;
+  }
   g.plans.assign(nreg, RegionPlan{});
   g.plan_aggs.clear();
   g.plan_slices.clear();
@@ -497,6 +500,9 @@ void apply_requests() {
     p.n_prof = uint16_t(prof[i].size());
     g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
     p.measure = (p.n_agg + p.n_prof) > 0 || p.trace_values;
+    // Before the first release every thread is parked at its first event
+    // (the gate): nothing can be open without a frame yet.
+    p.measure_new = p.measure && !measure_before[i] && g.releases > 1;
     for (const auto& t : agg[i])
       if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
     bool callpath = false;
@@ -550,6 +556,7 @@ bool handle_command_locked(uint32_t seq) {
       const int32_t nreg = int32_t(g.region_first.size());
       g.breakpoint = (breakpoint >= 0 && breakpoint < nreg) ? breakpoint : -1;
       if (breakpoint >= nreg) note_error("breakpoint region %d out of range: ignored", breakpoint);
+      ++g.releases;
       apply_requests();
       publish_state(AppState::kRunning, StopReason::kNone, -1, false, seq);
       for (auto* d : g.descriptors) {

@@ -1263,6 +1263,38 @@ static void test_stray_exit_is_no_breakpoint(void **state)
     assert_int_equal(st.unmatched_exits, 3);
 }
 
+/* The tool stops inside a "step" (at the end of its first "inner"), adds a
+ * request on "step" and asks for the end of "step": the program stops at
+ * the end of that same step, although its enter came before the request
+ * (the exit is unmeasured and counted as unmatched), not at the end of the
+ * next one. The step after is measured as usual. */
+static void test_breakpoint_in_the_instance_stopped_inside(void **state)
+{
+    (void)state;
+    load("steps", "4", "1", NULL);
+    MRI_Region_Spec step = region("step"), inner = region("inner");
+    MRI_Request_ID inners = aggregate(MRI_NUMBER_OF_INSTANCES, "inner", MRI_SUM, MRI_PER_PROCESS);
+    assert_int_equal(MRI_Start_Stop(&inner), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    assert_int_equal((long)agg_total(inners), 1);
+    MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Application_Status_Info st;
+    for (int k = 1; k <= 2; ++k) {
+        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        assert_int_equal(st.reason, MRI_STOP_BREAKPOINT);
+        assert_memory_equal(&st.region, &step, sizeof step);
+        assert_int_equal((long)agg_total(inners), 2 * k); /* the end of step k */
+        assert_int_equal((long)agg_total(steps), k - 1);  /* step 1 was entered unmeasured */
+        assert_int_equal(st.unmatched_exits, 1);
+    }
+    run_to_end();
+    assert_int_equal((long)agg_total(steps), 3);
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.stops, 3);
+}
+
 static void test_module_loaded_later_is_published(void **state)
 {
     (void)state;
@@ -1371,6 +1403,7 @@ int main(void)
         cmocka_unit_test_teardown(test_finish_measures_the_open_instances, teardown),
         cmocka_unit_test_teardown(test_finish_while_stopped_leaves_the_stop_out, teardown),
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
+        cmocka_unit_test_teardown(test_breakpoint_in_the_instance_stopped_inside, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
