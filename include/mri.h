@@ -47,7 +47,7 @@ extern "C" {
 /* Version of this API (not of the shared-memory protocol, see
  * MRI_Get_Protocol_Version()). */
 #define MRI_API_VERSION_MAJOR 1
-#define MRI_API_VERSION_MINOR 4
+#define MRI_API_VERSION_MINOR 5
 
 /* ------------------------------------------------------------------------ */
 /* Section 2: terms and definitions                                          */
@@ -637,6 +637,11 @@ typedef struct {
      * SIGSEGV, one the program handles itself): instances still open count
      * nothing. */
     int signal_caught;
+    /* The process that attached to the monitor, which runs the monitored
+     * program: pid itself, or a descendant when pid is a wrapper that
+     * started the program without exec() (a shell script); 0 before it
+     * attached. A tool that signals the program signals this one. */
+    int monitored_pid;
 } MRI_Application_Status_Info;
 
 /* Blocks until the application is stopped (at a breakpoint or by MRI_Stop)

@@ -757,6 +757,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   const AppSnapshot snap = snapshot();  // one snapshot for the status and its details
   info->status = status_of(snap);
   info->pid = s.pid;
+  info->monitored_pid = int(sync::load(a.app_pid));
   info->stops = snap.stops;
   info->threads_dropped = snap.threads_dropped;
   info->regions_dropped = snap.regions_dropped;

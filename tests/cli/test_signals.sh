@@ -96,4 +96,25 @@ grep -q 'was killed by signal 9 (Killed); results of the region instances that h
   { cat err.txt; fail "profile, SIGKILL to the program: no report of the program's end"; }
 grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "profile, SIGKILL to the program: no row of region step"; }
 grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt && { cat out.txt; fail "profile, SIGKILL to the program: main counted"; }
+# --- SIGTERM to mri alone when PROGRAM is a wrapper that starts the
+# monitored program without exec(): the program gets it too (it ran on
+# unmonitored after the wrapper's end before).
+printf '#!/bin/sh\n"%s" forever running\nexit $?\n' "$app" > wrapper.sh && chmod +x wrapper.sh
+rm -f running
+"$mri" profile -- ./wrapper.sh >out.txt 2>err.txt &
+pid=$!
+tries=0
+while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
+[[ -e running ]] || { cat err.txt; fail "wrapper: the program did not start running"; }
+program=$(pgrep -P "$(pgrep -P "$pid")")
+[[ -n $program ]] || fail "wrapper: no program below the wrapper"
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status == 143 ]] || { cat err.txt; fail "profile of a wrapper, SIGTERM to mri: status $status, expected 143"; }
+for _ in $(seq 50); do kill -0 "$program" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$program" 2>/dev/null && fail "profile of a wrapper, SIGTERM to mri: the program still runs"
+program=
+grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt || { cat out.txt err.txt; fail "profile of a wrapper, SIGTERM to mri: main's instance not measured"; }
+rm -f wrapper.sh
 echo "signals: all checks passed"

@@ -416,14 +416,21 @@ const MRI_Profile_Value* value_for(const MRI_Profile_Element* el, int id) {
 // ignored, for the same reason as SIGXFSZ (survive_file_size_limit()); left
 // alone when mri was started with it ignored (a background job of a shell
 // without job control: the program ignores it too, as without mri).
+// PROGRAM may be a wrapper (a shell script) that started the monitored
+// program without exec(): the signal goes to that process too, which
+// would otherwise run on after the wrapper's end.
 constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
 std::atomic<pid_t> g_program_pid{0};     // 0: loading; -1: ended
+std::atomic<pid_t> g_monitored_pid{0};   // the process that attached, when it is not g_program_pid
 volatile sig_atomic_t g_pending_signal;  // arrived while loading
 
 void on_stop_signal(int sig, siginfo_t* info, void*) {
   const pid_t pid = g_program_pid.load();
   if (pid > 0) {
-    if (info->si_code != SI_KERNEL) kill(pid, sig);
+    if (info->si_code != SI_KERNEL) {
+      if (const pid_t monitored = g_monitored_pid.load(); monitored > 0) kill(monitored, sig);
+      kill(pid, sig);
+    }
   } else if (pid == 0) {
     g_pending_signal = sig;
   } else {
@@ -451,8 +458,12 @@ void load_program(char** prog) {
   if (MRI_Application_Load(prog[0], prog) != MRI_OK) die("cannot load the program");
   MRI_Application_Status_Info st;
   if (MRI_Get_Application_Status(&st) == MRI_OK && st.pid > 0) {
+    if (st.monitored_pid > 0 && st.monitored_pid != st.pid) g_monitored_pid.store(st.monitored_pid);
     g_program_pid.store(st.pid);
-    if (const int sig = g_pending_signal) kill(st.pid, sig);
+    if (const int sig = g_pending_signal) {
+      if (st.monitored_pid > 0 && st.monitored_pid != st.pid) kill(st.monitored_pid, sig);
+      kill(st.pid, sig);
+    }
   }
 }
 
@@ -471,7 +482,8 @@ void run_to_end() {
     if (st == MRI_APPLICATION_TERMINATED) break;
     if (MRI_Start() != MRI_OK) die("continue");
   }
-  g_program_pid.store(-1);  // reaped: its pid may be another process's now
+  g_monitored_pid.store(0);  // ended or detached: its pid may be another process's now
+  g_program_pid.store(-1);   // reaped: likewise
 }
 
 // What the results of a profile or histogram hold when the program was
