@@ -126,4 +126,29 @@ fi
 # The trace writer already opens its file before the run: one prefix too.
 run 1 trace -o "$work" -- "$gauss"
 [[ $(grep -c "cannot write" err.txt) == 1 ]] || { cat err.txt; fail "trace -o DIR: not one 'cannot write' message"; }
+
+# --- Output names that are usage errors (status 2, nothing run, nothing
+# written): an empty name (taken as no -o before: nothing was written), the
+# program itself (its executable was overwritten), and one file for both
+# the CSV and the chart (the chart replaced the CSV).
+refused() {  # refused MESSAGE ARGS...
+  local message=$1; shift
+  run 2 "$@"
+  grep -qF -- "$message" err.txt || { cat err.txt; fail "mri $*: no error '$message'"; }
+  grep -q 'gauss: n=' out.txt && fail "mri $*: the program ran"
+  return 0
+}
+refused "mri: -o '': an empty file name names no file" profile -o '' -- "$gauss"
+refused "mri: -o '': an empty file name names no file" trace -o '' -- "$gauss"
+cp "$gauss" ./prog
+refused "mri: -o prog is the program ./prog itself" profile -o prog -- ./prog
+refused "mri: -o $work/prog is the program ./prog itself" trace -o "$work/prog" -- ./prog
+cmp -s prog "$gauss" || fail "profile/trace -o PROGRAM: the program file changed"
+PATH="$work:$PATH" refused "mri: -o prog is the program prog itself" profile -o prog -- prog
+if [[ -n $cachesim ]]; then
+  refused "mri: --plot '': an empty file name names no file" hist --metric L1_DATA_READ_MISS --plot '' -- "$cachesim"
+  refused "mri: -o a.csv and --plot ./a.csv name one file" hist --metric L1_DATA_READ_MISS -o a.csv --plot ./a.csv -- "$cachesim"
+  [[ ! -e a.csv ]] || fail "hist -o a.csv --plot ./a.csv: a.csv written"
+fi
+rm -f prog
 echo "args: all checks passed"

@@ -127,6 +127,15 @@ std::string option_value(int argc, char** argv, int& i, const char* what) {
   return argv[++i];
 }
 
+// The file name of -o or --plot: an empty one names no file (it was
+// taken as no -o at all before, and nothing was written).
+std::string file_value(int argc, char** argv, int& i) {
+  const char* option = argv[i];
+  std::string v = option_value(argc, argv, i, "a file name");
+  if (v.empty()) usage_error("%s '': an empty file name names no file", option);
+  return v;
+}
+
 // A count given on the command line: digits only (no sign, no blanks, no
 // suffix, nothing empty), parsed with from_chars, which reports overflow.
 // strtol() and strtoul() take a sign and leading blanks, and strtoul()'s
@@ -200,6 +209,50 @@ void claim_stdout(const std::string& path) {
 std::string writer_path(const std::string& path) {
   if (g_stdout_copy < 0 || path.empty() || mri::exporters::output_descriptor(path) != 1) return path;
   return "/dev/fd/" + std::to_string(g_stdout_copy);
+}
+
+// What a file path names, to tell two names of one file apart from two
+// files: device and inode when it exists, else its directory's real path
+// and its base name; "" when neither can be told (a stream, a missing
+// directory: check_output() reports those).
+std::string file_identity(const std::string& path) {
+  if (path.empty() || mri::exporters::output_descriptor(path) >= 0) return "";
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0)
+    return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  char* real = ::realpath(dir.c_str(), nullptr);
+  if (!real) return "";
+  std::string id = std::string("path ") + real + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::free(real);
+  return id;
+}
+
+// The program file PROGRAM names, as the loader finds it: the path itself
+// when it has a '/', else the first match in PATH.
+std::string program_identity(const char* program) {
+  if (std::strchr(program, '/')) return file_identity(program);
+  const char* env = std::getenv("PATH");
+  std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0;;) {
+    const size_t colon = path.find(':', start);
+    const std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return file_identity(candidate);
+    if (colon == std::string::npos) return "";
+    start = colon + 1;
+  }
+}
+
+// Ends mri with status 2 when an output file would overwrite the program
+// (mri profile -o a.out -- ./a.out): its executable would be lost.
+void check_not_program(const std::string& option, const std::string& path, const char* program) {
+  const std::string id = file_identity(path);
+  if (!id.empty() && id == program_identity(program))
+    usage_error("%s", (option + " " + path + " is the program " + program +
+                       " itself: writing it would overwrite the executable; give another file")
+                          .c_str());
 }
 
 // Ends mri with status 1 before anything ran when `path` cannot be written.
@@ -1074,7 +1127,7 @@ int cmd_profile(int argc, char** argv) {
         usage_error("--overhead '%s': give the ns one measured region instance costs, above 0 and at most 1000000 "
                     "(mri profile --fit prints it)", v.c_str());
     } else if (a == "-o" || a == "--output") {
-      output = option_value(argc, argv, i, "a file name");
+      output = file_value(argc, argv, i);
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -1082,6 +1135,7 @@ int cmd_profile(int argc, char** argv) {
     }
   }
   if (i >= argc) usage_error("%s", "profile needs a program to run (after --)");
+  check_not_program("-o", output, argv[i]);
   if (unwind && output.empty()) usage_error("%s", "--unwind needs -o FILE (it adds callers to the call tree)");
   if (fit && overhead > 0) usage_error("%s", "--fit and --overhead both set the overhead; give one");
   if ((fit || overhead > 0) && !g_compensate)
@@ -1427,7 +1481,7 @@ int cmd_trace(int argc, char** argv) {
     }
     help_option(a);
     if (a == "-o" || a == "--output") {
-      output = option_value(argc, argv, i, "a file name");
+      output = file_value(argc, argv, i);
     } else if (a == "--format") {
       format = option_value(argc, argv, i, "vtf3 or otf2");
     } else if (a == "--region") {
@@ -1444,6 +1498,7 @@ int cmd_trace(int argc, char** argv) {
   }
   if (output.empty()) usage_error("%s", "trace needs an output file (-o FILE)");
   if (i >= argc) usage_error("%s", "trace needs a program to run (after --)");
+  check_not_program("-o", output, argv[i]);
   if (!subregions && region_names.empty())
     usage_error("%s", "--no-subregions needs --region NAME (without it every region is traced)");
   ex::TraceFormat fmt = ex::trace_format_for_path(output);
@@ -1859,9 +1914,9 @@ int cmd_hist(int argc, char** argv) {
       config = value();
       have_config = true;
     } else if (a == "-o" || a == "--output") {
-      csv = value();
+      csv = file_value(argc, argv, i);
     } else if (a == "--plot") {
-      plot = value();
+      plot = file_value(argc, argv, i);
     } else if (a.size() && a[0] == '-') {
       usage_error("unknown option '%s'", a.c_str());
     } else {
@@ -1873,6 +1928,11 @@ int cmd_hist(int argc, char** argv) {
   if (have_config && config.empty())
     usage_error("%s", "--config needs a cache hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64' (leave --config out to "
                 "simulate this machine's caches)");
+  check_not_program("-o", csv, argv[i]);
+  check_not_program("--plot", plot, argv[i]);
+  if (!csv.empty() && !plot.empty() && !file_identity(csv).empty() && file_identity(csv) == file_identity(plot))
+    usage_error("%s", ("-o " + csv + " and --plot " + plot +
+                       " name one file: the chart would replace the CSV; give them two files").c_str());
   check_output(csv, false);
   check_output(plot, false);
   if (!csv.empty() && !plot.empty() && mri::exporters::output_descriptor(csv) >= 0 &&
