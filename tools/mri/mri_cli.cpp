@@ -938,6 +938,7 @@ struct FitRun {
   double program_ns = 0;         // the PROGRAM region's raw inclusive time
   unsigned long long busiest = 0;  // instances of the other regions, in the thread with most
   double own_ns = -1;            // the application's Delta_own of the kind, when it measured it
+  double calibrated_ns = -1;     // the application's Delta_i of the kind, likewise
 };
 
 // `mri`'s standard output pointed at /dev/null while a fit run's program
@@ -1022,8 +1023,10 @@ FitRun fit_run(char** prog, bool every_region, int n, int runs, const ProfileOpt
     std::exit(1);
   }
   MRI_Overhead_Calibration cal;
-  if (every_region && MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[kind].calibrated)
+  if (every_region && MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[kind].calibrated) {
     out.own_ns = cal.kind[kind].delta_own;
+    out.calibrated_ns = cal.kind[kind].delta_inclusive;
+  }
   delete_requests(r);
   if (every_region)
     std::fprintf(stderr, "mri: fit run %d of %d (every region, raw): %.3f ms, %llu region instances in the busiest "
@@ -1050,9 +1053,10 @@ Fitted fit_overhead(char** prog, int pairs, const ProfileOptions& o, MRI_Overhea
   std::vector<FitRun> mo, pa;
   for (int n = 1; n <= runs; ++n) (n % 2 ? mo : pa).push_back(fit_run(prog, n % 2 == 0, n, runs, o, kind));
   std::vector<double> costs;  // one per run with every region in which other regions ran
-  double own = -1;
+  double own = -1, calibrated = -1;
   for (int k = 0; k < pairs; ++k) {
     if (pa[k].own_ns >= 0) own = pa[k].own_ns;
+    if (pa[k].calibrated_ns > 0) calibrated = pa[k].calibrated_ns;
     if (pa[k].busiest == 0) continue;
     costs.push_back((pa[k].program_ns - (mo[k].program_ns + mo[k + 1].program_ns) / 2) / double(pa[k].busiest));
   }
@@ -1079,6 +1083,38 @@ Fitted fit_overhead(char** prog, int pairs, const ProfileOptions& o, MRI_Overhea
   f.own = own >= 0 ? std::min(own, m) : 0;
   std::fprintf(stderr, "mri: fit: a measured region instance costs %.2f ns in this program (median of%s); give "
                "--overhead %.2f to use it again without the fit runs\n", m, list.c_str(), m);
+  // How far to trust it. The runs do the same work, so what sets them
+  // apart is the machine's noise: the spread of the fitted costs, and (with
+  // a single cost) of the runs with only the PROGRAM region against what
+  // the instances added. Either beyond 20% is said, with what it means
+  // for the compensated times. So is a fit far from the calibration (in
+  // place an instance has cost 0.7 to 2.2 times the calibrated pair on the
+  // hosts of docs/ACCURACY.md): the noise of a few runs can agree by
+  // chance.
+  double mo_min = mo[0].program_ns, mo_max = mo[0].program_ns, mo_sum = 0;
+  for (const FitRun& r : mo) {
+    mo_min = std::min(mo_min, r.program_ns);
+    mo_max = std::max(mo_max, r.program_ns);
+    mo_sum += r.program_ns;
+  }
+  std::vector<double> pa_ns;
+  for (const FitRun& r : pa) pa_ns.push_back(r.program_ns);
+  const double added = median(pa_ns) - mo_sum / double(mo.size());
+  const double cost_spread = (*std::max_element(costs.begin(), costs.end()) -
+                              *std::min_element(costs.begin(), costs.end())) / m;
+  const double mo_spread = added > 0 ? (mo_max - mo_min) / added : 0;
+  if (cost_spread > 0.2 || mo_spread > 0.2)
+    std::fprintf(stderr, "mri: warning: --fit: the fit is uncertain: %s; the compensated times may be off by about "
+                 "that share of the overhead removed (a quieter machine, a longer run or more RUNS help)\n",
+                 cost_spread >= mo_spread
+                     ? ("the fitted costs range over " + std::to_string(int(100 * cost_spread + 0.5)) +
+                        "% of their median").c_str()
+                     : ("the runs with only the PROGRAM region differ by " + std::to_string(int(100 * mo_spread + 0.5)) +
+                        "% of what the measured instances added").c_str());
+  else if (calibrated > 0 && (m > 3 * calibrated || m < calibrated / 3))
+    std::fprintf(stderr, "mri: warning: --fit: the fit is uncertain: it is %.1f times the application's calibration "
+                 "(%.2f ns), more than the code around the regions explains; the runs' noise may have agreed by "
+                 "chance (a longer run or more RUNS tell)\n", m / calibrated, calibrated);
   return f;
 }
 
