@@ -226,30 +226,55 @@ void release_segment() {
   s.pidfd = -1;
 }
 
-int load_application(const char* path, char* const argv[]) {
-  std::string program, why;
-  if (!resolve_program(path, program, why)) return fail("cannot load the application: %s", why.c_str());
+namespace {
 
+// What a load needs from the tool's side, checked before anything starts.
+struct LoadInputs {
+  std::string program;
   proto::Geometry geo = proto::kDefaultGeometry;
   uint32_t tool_records = 0, trace_wait_ms = 0;
-  trace_settings(geo.trace_records, tool_records);
-  if (!env_u32("MRI_TRACE_RING_RECORDS", geo.trace_records) || !env_u32("MRI_TRACE_WAIT_MS", trace_wait_ms))
+  uint32_t timeout_env = 0;
+  std::string cache_config;
+};
+
+int check_load_inputs(const char* path, LoadInputs& in) {
+  std::string why;
+  if (!resolve_program(path, in.program, why)) return fail("cannot load the application: %s", why.c_str());
+  proto::Geometry& geo = in.geo;
+  trace_settings(geo.trace_records, in.tool_records);
+  if (!env_u32("MRI_TRACE_RING_RECORDS", geo.trace_records) || !env_u32("MRI_TRACE_WAIT_MS", in.trace_wait_ms))
     return MRI_Error;
   if (geo.trace_records < 1024 || geo.trace_records > proto::kHardMaxTraceRecords ||
       (geo.trace_records & (geo.trace_records - 1)))
     return fail("MRI_TRACE_RING_RECORDS must be a power of two from 1024 to %u (got %u)", proto::kHardMaxTraceRecords,
                 geo.trace_records);
-  uint32_t timeout_env = kDefaultLoadTimeoutMs;
+  in.timeout_env = kDefaultLoadTimeoutMs;
   if (!env_u32("MRI_MAX_REGIONS", geo.max_regions) || !env_u32("MRI_MAX_THREADS", geo.max_threads) ||
       !env_u32("MRI_MAX_EDGES", geo.max_edges) ||
-      !env_u32("MRI_LOAD_TIMEOUT_MS", timeout_env))
+      !env_u32("MRI_LOAD_TIMEOUT_MS", in.timeout_env))
     return MRI_Error;
   if (const char* bad = proto::validate_geometry(geo))
     return fail("bad MRI_MAX_REGIONS, MRI_MAX_THREADS or MRI_MAX_EDGES: %s (at most %u regions, %u threads, %u edges)",
                 bad, proto::kHardMaxRegions, proto::kHardMaxThreads, proto::kHardMaxEdges);
+  // A bad cache configuration is the tool's error, found before anything starts.
+  return cache_configuration_for_load(in.cache_config);
+}
+
+}  // namespace
+
+int check_load(const char* path) {
+  LoadInputs in;
+  return check_load_inputs(path, in);
+}
+
+int load_application(const char* path, char* const argv[]) {
+  LoadInputs in;
+  if (check_load_inputs(path, in) != MRI_OK) return MRI_Error;
+  const std::string& program = in.program;
+  const proto::Geometry& geo = in.geo;
+  const uint32_t trace_wait_ms = in.trace_wait_ms, timeout_env = in.timeout_env;
+  const std::string& cache_config = in.cache_config;
   const proto::Layout layout = proto::compute_layout(geo);
-  std::string cache_config;  // checked before anything starts: a bad one is the tool's error
-  if (cache_configuration_for_load(cache_config) != MRI_OK) return MRI_Error;
 
   // The segment is marked for removal at once: Linux still lets the child
   // attach it by id, and no crash of either side can leave it behind.

@@ -658,6 +658,8 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
   if (s.loaded) {
     if (!child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
       return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
+    // A load that cannot start keeps the previous run's results readable.
+    if (check_load(path) != MRI_OK) return MRI_Error;
     finish_application();
     release_segment();
     s.loaded = false;

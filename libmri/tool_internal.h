@@ -181,6 +181,10 @@ std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec 
 bool is_serial_region_type(MRI_Region_Type type);
 
 // Launch and segment management (launch.cpp).
+// Whether a load of `path` could start (the program found, the
+// environment's limits and the cache configuration sound): MRI_OK, or
+// MRI_Error with the reason, changing nothing.
+int check_load(const char* path);
 int load_application(const char* path, char* const argv[]);
 int finish_application();
 void release_segment();

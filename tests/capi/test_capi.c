@@ -620,6 +620,18 @@ static void test_exit_code_and_reload(void **state)
     assert_int_equal(st.reason, MRI_STOP_EXITED);
     assert_int_equal(st.exit_code, 3);
     assert_int_equal((long)agg_total(inst), 4);
+    /* A load that cannot start (no such program, a bad limit) keeps this
+     * run's results and status. */
+    char *missing[] = {"/nonexistent/mri_testapp", NULL};
+    expect_error(MRI_Application_Load(missing[0], missing), "/nonexistent/mri_testapp");
+    setenv("MRI_MAX_REGIONS", "0", 1);
+    char *again[] = {MRI_TESTAPP, "exit", "1", "0", NULL};
+    expect_error(MRI_Application_Load(MRI_TESTAPP, again), "MRI_MAX_REGIONS");
+    unsetenv("MRI_MAX_REGIONS");
+    assert_int_equal((long)agg_total(inst), 4);
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.status, MRI_APPLICATION_TERMINATED);
+    assert_int_equal(st.exit_code, 3);
     /* Rerun with the same requests (section 5). */
     char *argv[] = {MRI_TESTAPP, "exit", "9", "0", NULL};
     assert_int_equal(MRI_Application_Finish(), MRI_OK);
