@@ -342,6 +342,7 @@ int load_application(const char* path, char* const argv[]) {
   s.wait_status = 0;
   s.loaded = true;
   s.finish_requested = false;
+  s.finish_killed = false;
   s.pidfd = int(syscall(SYS_pidfd_open, pid, 0));
 
   // Wait until it attached and published its static information.
@@ -420,6 +421,7 @@ int finish_application() {
     while (!child_exited()) {
       if (sync::monotonic_ns() > deadline) {
         std::lock_guard<std::mutex> lock(s.reap_mu);
+        s.finish_killed = !s.reaped;
         kill_and_reap();
         break;
       }

@@ -772,9 +772,13 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   if (info->status == MRI_APPLICATION_TERMINATED) {
     const int end_signal = reason == proto::StopReason::kSignal ? int(sync::load(a.end_signal)) : 0;
     if (s.reaped && WIFSIGNALED(s.wait_status)) {
-      info->reason = MRI_STOP_SIGNALED;
       info->signal = WTERMSIG(s.wait_status);
-      info->signal_caught = end_signal != 0 && info->signal == end_signal;
+      // Killed by MRI_Application_Finish() when it did not end within the
+      // grace (stopped with SIGSTOP, hung): the tool's doing, not a signal
+      // from outside; `signal` still says how.
+      const bool by_finish = s.finish_killed && info->signal == SIGKILL;
+      info->reason = by_finish ? MRI_STOP_TERMINATED_BY_TOOL : MRI_STOP_SIGNALED;
+      info->signal_caught = !by_finish && end_signal != 0 && info->signal == end_signal;
     } else if (end_signal != 0 && !s.reaped) {
       // Monitoring ended for the signal; the process is dying of it.
       info->reason = MRI_STOP_SIGNALED;

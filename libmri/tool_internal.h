@@ -113,6 +113,7 @@ struct Session {
   unsigned iteration = 0;                 // releases in this run
   bool rotation = false;                  // MRI_Set_Counter_Rotation
   bool finish_requested = false;
+  bool finish_killed = false;  // MRI_Application_Finish() killed it after the grace (SIGKILL)
 
   std::map<MRI_Request_ID, Request> requests;
   MRI_Request_ID next_id = 1;

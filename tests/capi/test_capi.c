@@ -588,6 +588,27 @@ static void test_terminate_while_stopped(void **state)
     assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
 }
 
+/* A program that does not answer (stopped with SIGSTOP) is killed by
+ * MRI_Application_Finish() after its grace of 5 s: still the tool's
+ * termination, with the signal it took. */
+static void test_terminate_a_frozen_program(void **state)
+{
+    (void)state;
+    load("forever", NULL);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(kill(st.pid, SIGSTOP), 0);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    assert_int_equal(st.signal, SIGKILL);
+    assert_int_equal(st.signal_caught, 0);
+}
+
 static void test_crash_keeps_results(void **state)
 {
     (void)state;
@@ -1386,6 +1407,7 @@ int main(void)
         cmocka_unit_test_teardown(test_stop_right_after_start, teardown),
         cmocka_unit_test_teardown(test_every_thread_stops, teardown),
         cmocka_unit_test_teardown(test_terminate_while_stopped, teardown),
+        cmocka_unit_test_teardown(test_terminate_a_frozen_program, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_exec_ends_monitoring_there, teardown),
