@@ -362,8 +362,15 @@ int load_application(const char* path, char* const argv[]) {
     if (state == uint32_t(proto::AppState::kStopped) || state == uint32_t(proto::AppState::kTerminated)) break;
     if (child_exited()) {
       std::string st = describe_wait_status(s.wait_status);
+      // libmonitor attached (its constructor) and the program ended before
+      // its first annotated region without exit() (a signal, _exit):
+      // "is it built with libmonitor?" would send the user the wrong way.
+      const bool attached = sync::load(a.app_pid) != 0;
       release_segment();
       s.loaded = false;
+      if (attached)
+        return fail("%s attached to the tool, then %s before its first annotated region", program.c_str(),
+                    st.c_str());
       return fail("%s %s before attaching to the tool: is it built with libmonitor (mri_monitor.h)?",
                   program.c_str(), st.c_str());
     }

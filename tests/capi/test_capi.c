@@ -661,6 +661,24 @@ static void test_exit_code_and_reload(void **state)
     assert_int_equal((long)agg_total(inst), 9);
 }
 
+/* A program that attached (libmonitor's constructor) and then died before
+ * its first annotated region is named as such, not as one that may lack
+ * libmonitor; a load afterwards works. */
+static void test_death_before_the_first_region(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char *early[] = {MRI_TESTAPP, "early_abort", NULL};
+    expect_error(MRI_Application_Load(MRI_TESTAPP, early),
+                 "attached to the tool, then was killed by signal 6 (Aborted) before its first annotated region");
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.status, MRI_APPLICATION_NOT_LOADED);
+    char *argv[] = {MRI_TESTAPP, "exit", "2", "0", NULL};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    run_to_end();
+}
+
 /* The program replaces itself with exec() (no fork()) inside "step", inside
  * "main", after 3 steps, in each of the ways of the exec family. Monitoring
  * ends there as at an exit: the open "step" and "main" instances are
@@ -1410,6 +1428,7 @@ int main(void)
         cmocka_unit_test_teardown(test_terminate_a_frozen_program, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
+        cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
         cmocka_unit_test_teardown(test_exec_ends_monitoring_there, teardown),
         cmocka_unit_test_teardown(test_failed_exec_goes_on_monitored, teardown),
         cmocka_unit_test_teardown(test_vfork_child_exec_is_not_the_program, teardown),
