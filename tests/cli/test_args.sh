@@ -151,4 +151,13 @@ if [[ -n $cachesim ]]; then
   [[ ! -e a.csv ]] || fail "hist -o a.csv --plot ./a.csv: a.csv written"
 fi
 rm -f prog
+
+# --- A single-valued option given twice is a usage error (the last one
+# won, silently: hist --metric A --metric B made one histogram of B).
+refused "mri: --sort given twice: give it once" profile --sort calls --sort name -- "$gauss"
+refused "mri: -o given twice: give it once" profile -o a.cg --output b.cg -- "$gauss"
+refused "mri: --ring given twice: give it once" trace -o t.vtf --ring 1024 --ring 2048 -- "$gauss"
+refused "mri: --metric given twice: give it once" hist --metric L1_DATA_READ_MISS --metric L2_DATA_READ_MISS -- "$gauss"
+refused "mri: --data given twice: give it once" hist --metric L1_DATA_READ_MISS --data A --data b -- "$gauss"
+[[ ! -e a.cg && ! -e b.cg && ! -e t.vtf ]] || fail "a repeated option: a file was written"
 echo "args: all checks passed"

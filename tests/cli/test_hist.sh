@@ -6,6 +6,7 @@
 #     ends with it; the same when the program was released with the
 #     requests in place and exited before any region (mri_testapp
 #     init_exit: Monitor_Init(), then exit());
+#   - regions beyond MRI_MAX_REGIONS: said next to "nothing was measured";
 #   - a program without any region (mri_noregions): mri profile says it has
 #     none (status 1: nothing measured), mri regions lists none and says so;
 #   - an event of a cache level the simulated hierarchy lacks, and an empty
@@ -42,6 +43,11 @@ for code in 3 0; do  # 0: nothing was measured all the same (status 1)
   grep -qF "mri: $testapp exited with status $code before any instance of a monitored region ended: nothing was measured" err.txt ||
     { cat out.txt err.txt; fail "mri profile -- $testapp init_exit $code: no clear message"; }
 done
+# Too small a region table: the regions that ran were never monitored, and
+# mri says so next to "nothing was measured" (it said only the latter).
+MRI_MAX_REGIONS=3 run 1 profile -- "$testapp" imbalance 2 3
+grep -qE "^mri: warning: [0-9]+ regions were not monitored \(more than MRI_MAX_REGIONS" err.txt ||
+  { cat out.txt err.txt; fail "MRI_MAX_REGIONS=3 mri profile -- $testapp imbalance: no word on the regions dropped"; }
 run 1 profile -- "$noregions"
 grep -qF "mri: $noregions exited with status 0 and has no monitored region" err.txt ||
   { cat out.txt err.txt; fail "mri profile -- $noregions: no clear message"; }

@@ -127,6 +127,17 @@ std::string option_value(int argc, char** argv, int& i, const char* what) {
   return argv[++i];
 }
 
+// An option that takes one value, given a second time: a usage error (the
+// last one won before, silently: `mri hist --metric A --metric B` made one
+// histogram of B). `seen` holds the options given so far; -o and --output
+// are one option.
+void once(std::vector<std::string>& seen, std::string option) {
+  if (option == "--output") option = "-o";
+  if (std::find(seen.begin(), seen.end(), option) != seen.end())
+    usage_error("%s given twice: give it once", option.c_str());
+  seen.push_back(option);
+}
+
 // The file name of -o or --plot: an empty one names no file (it was
 // taken as no -o at all before, and nothing was written).
 std::string file_value(int argc, char** argv, int& i) {
@@ -608,7 +619,7 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
 // status (1 when the program's was 0: nothing was measured).
 [[noreturn]] void ended_before_monitoring(const char* program, bool applied = false) {
   MRI_Wait();  // returns at once; but only then is the exit status collected
-  MRI_Application_Status_Info st;
+  MRI_Application_Status_Info st{};
   std::string how = "ended";
   int code = 1;
   if (MRI_Get_Application_Status(&st) == MRI_OK && st.status == MRI_APPLICATION_TERMINATED) {
@@ -617,6 +628,15 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
       how = std::string(st.exec_replaced == 1 ? "replaced itself with exec()" : "called exec(), which failed,") +
             " (pid " + std::to_string(st.pid) + ") and the process then " + how + ",";
   }
+  // Regions beyond MRI_MAX_REGIONS were never monitored: the likely reason
+  // nothing ended (mri_testapp's main is its 1st region; MRI_MAX_REGIONS=3
+  // kept main and two others, none of which ran).
+  if (st.regions_dropped)
+    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files "
+                 "than the monitor's file table holds)\n", st.regions_dropped);
+  if (st.threads_dropped)
+    std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n",
+                 st.threads_dropped);
   MRI_Region_Table regions{};
   if (MRI_Get_Regions(&regions) == MRI_OK && regions.nr_Elements == 0)
     std::fprintf(stderr, "mri: %s %s and has no monitored region (it declares none, or they were not "
@@ -1119,6 +1139,7 @@ Fitted fit_overhead(char** prog, int pairs, const ProfileOptions& o, MRI_Overhea
 }
 
 int cmd_profile(int argc, char** argv) {
+  std::vector<std::string> seen;  // single-valued options given (once())
   std::string sort = "incl", output;
   bool per_thread = false, all = false, unwind = false;
   int fit = 0;          // --fit RUNS
@@ -1131,6 +1152,7 @@ int cmd_profile(int argc, char** argv) {
       break;
     }
     help_option(a);
+    if (a == "--sort" || a == "--fit" || a == "--overhead" || a == "-o" || a == "--output") once(seen, a);
     if (a == "--sort") {
       sort = option_value(argc, argv, i, "a value");
       if (sort != "incl" && sort != "excl" && sort != "calls" && sort != "name")
@@ -1503,6 +1525,7 @@ unsigned ring_records(const std::string& v) {
 }
 
 int cmd_trace(int argc, char** argv) {
+  std::vector<std::string> seen;  // single-valued options given (once())
   namespace ex = mri::exporters;
   std::string output, format;
   std::vector<std::string> region_names;
@@ -1516,6 +1539,7 @@ int cmd_trace(int argc, char** argv) {
       break;
     }
     help_option(a);
+    if (a == "-o" || a == "--output" || a == "--format" || a == "--ring") once(seen, a);
     if (a == "-o" || a == "--output") {
       output = file_value(argc, argv, i);
     } else if (a == "--format") {
@@ -1921,6 +1945,7 @@ void check_cache_level(const std::string& metric, int level, const std::string* 
 }
 
 int cmd_hist(int argc, char** argv) {
+  std::vector<std::string> seen;  // single-valued options given (once())
   std::string metric, data, csv, plot, config;
   bool have_config = false;
   std::vector<std::string> region_names;
@@ -1933,6 +1958,9 @@ int cmd_hist(int argc, char** argv) {
       break;
     }
     help_option(a);
+    if (a == "--metric" || a == "--data" || a == "--bins" || a == "--config" || a == "-o" || a == "--output" ||
+        a == "--plot")
+      once(seen, a);
     auto value = [&] { return option_value(argc, argv, i, "a value"); };
     if (a == "--metric") {
       metric = value();
