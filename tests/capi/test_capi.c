@@ -342,6 +342,19 @@ static void test_profile(void **state)
     assert_int_equal(e_step->per_active_object[0].instances, 4);
 }
 
+/* Releases the program until the end of `region`, and returns the status
+ * there: stopped at that breakpoint. */
+static MRI_Application_Status_Info run_to_breakpoint(MRI_Region_Spec *region)
+{
+    assert_int_equal(MRI_Start_Stop(region), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_BREAKPOINT);
+    assert_memory_equal(&st.region, region, sizeof *region);
+    return st;
+}
+
 static void test_breakpoints_iterative(void **state)
 {
     (void)state;
@@ -354,11 +367,7 @@ static void test_breakpoints_iterative(void **state)
     assert_int_equal(st.reason, MRI_STOP_LOADED);
     MRI_Request_ID inner_req = -1;
     for (int k = 1; k <= 3; ++k) {
-        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-        assert_int_equal(st.reason, MRI_STOP_BREAKPOINT);
-        assert_memory_equal(&st.region, &step, sizeof step);
+        st = run_to_breakpoint(&step);
         assert_int_equal((long)agg_total(inst), k);
         if (k == 2) {
             /* Change the requests at a stop: a new one counts from here on. */
@@ -574,37 +583,38 @@ static void test_every_thread_stops(void **state)
     MRI_Application_Finish();
 }
 
+/* The program ended by MRI_Application_Finish() at a breakpoint stop,
+ * first frozen with SIGSTOP when `freeze` (it then does not answer, and is
+ * killed after the 5 s grace): the tool's termination either way. */
+static MRI_Application_Status_Info terminate_at_a_stop(int freeze)
+{
+    load("forever", NULL);
+    MRI_Region_Spec step = region("step");
+    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    MRI_Application_Status_Info st;
+    MRI_Get_Application_Status(&st);
+    if (freeze) assert_int_equal(kill(st.pid, SIGSTOP), 0);
+    assert_int_equal(MRI_Application_Finish(), MRI_OK);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    MRI_Get_Application_Status(&st);
+    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    return st;
+}
+
 static void test_terminate_while_stopped(void **state)
 {
     (void)state;
-    load("forever", NULL);
-    MRI_Region_Spec step = region("step");
-    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
-    MRI_Application_Status_Info st;
-    MRI_Get_Application_Status(&st);
-    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    MRI_Application_Status_Info st = terminate_at_a_stop(0);
+    assert_int_equal(st.signal, 0);
 }
 
-/* A program that does not answer (stopped with SIGSTOP) is killed by
- * MRI_Application_Finish() after its grace of 5 s: still the tool's
- * termination, with the signal it took. */
+/* Killed with SIGKILL after the grace: still the tool's termination, with
+ * the signal it took. */
 static void test_terminate_a_frozen_program(void **state)
 {
     (void)state;
-    load("forever", NULL);
-    MRI_Region_Spec step = region("step");
-    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    MRI_Application_Status_Info st;
-    MRI_Get_Application_Status(&st);
-    assert_int_equal(kill(st.pid, SIGSTOP), 0);
-    assert_int_equal(MRI_Application_Finish(), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
-    MRI_Get_Application_Status(&st);
-    assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
+    MRI_Application_Status_Info st = terminate_at_a_stop(1);
     assert_int_equal(st.signal, SIGKILL);
     assert_int_equal(st.signal_caught, 0);
 }
@@ -1331,11 +1341,7 @@ static void test_breakpoint_in_the_instance_stopped_inside(void **state)
     MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
     MRI_Application_Status_Info st;
     for (int k = 1; k <= 2; ++k) {
-        assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-        assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-        assert_int_equal(st.reason, MRI_STOP_BREAKPOINT);
-        assert_memory_equal(&st.region, &step, sizeof step);
+        st = run_to_breakpoint(&step);
         assert_int_equal((long)agg_total(inners), 2 * k); /* the end of step k */
         assert_int_equal((long)agg_total(steps), k - 1);  /* step 1 was entered unmeasured */
         assert_int_equal(st.unmatched_exits, 1);
