@@ -44,6 +44,16 @@ int region_index(const MRI_Region_Spec& spec) {
   return -1;
 }
 
+// The id of the source file called `name` in this run, or -1.
+int file_id_named(const std::string& name) {
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < s.files.size(); ++i)
+      if (s.files[i] == name) return int(i);
+    if (pass == 0 && refresh_static_information() != MRI_OK) return -1;
+  }
+  return -1;
+}
+
 std::string describe_region(const MRI_Region_Spec& r) {
   char text[160];
   if (!region_type_valid(r)) {
@@ -88,6 +98,7 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
         return fail("region table element %d: the application has no %s (see MRI_Get_Regions())", i,
                     describe_region(r).c_str());
       out.regions.push_back(r);
+      out.region_files.push_back(s.files[size_t(r.id.file_ID)]);  // region_index() found it: the id is valid
     }
   }
   if (out.regions.empty() && !regions_may_be_empty)
@@ -349,6 +360,15 @@ int place_request(Request& r) {
       r.data_index = data_structure_index(spec);
       if (r.data_index < 0) return MRI_Error;
     }
+  }
+  // Each region's file by its name in this run's file table (the same id
+  // when it is the run the request was made in).
+  for (size_t k = 0; k < r.regions.size() && k < r.region_files.size(); ++k) {
+    const int file = file_id_named(r.region_files[k]);
+    if (file < 0)
+      return fail("the application has no %s region at %s line %d (this program has no such source file)",
+                  MRI_Region_Type_Name(r.regions[k].type), r.region_files[k].c_str(), r.regions[k].id.line_NR);
+    r.regions[k].id.file_ID = file;
   }
   for (const auto& spec : r.regions)
     if (region_index(spec) < 0)

@@ -245,6 +245,7 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
     clear_error();
     return MRI_OK;
   }
+  if (raw(ao->type) == MRI_NODE) return fail("node-level monitoring is not available (single-node monitor)");
   if (raw(ao->type) != MRI_THREAD) return fail("unknown active object type %d", raw(ao->type));
   const uint32_t n = thread_rows(s.view);
   if (ao->id < 0 || uint32_t(ao->id) >= n) return fail("thread %d has not been seen (%u threads so far)", ao->id, n);

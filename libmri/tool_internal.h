@@ -40,6 +40,10 @@ struct Request {
   MRI_Request_Kind kind = MRI_AGGREGATE_REQUEST;
   MRI_Runtime_Information_Spec ri = MRI_EXECUTION_TIME;
   std::vector<MRI_Region_Spec> regions;  // empty: every region (profile)
+  // The source file of each of `regions`, by name: file ids are the
+  // program's, so a reload (another program, or scopes published in
+  // another order) finds each region by its file's name (place_request).
+  std::vector<std::string> region_files;
   std::vector<MRI_Active_Object_Spec> active_objects;  // empty: all
   MRI_Aggregation_Spec aggregation{MRI_SUM, MRI_PER_THREAD};
   std::string event;  // counter runtime information: the PAPI event; "" otherwise

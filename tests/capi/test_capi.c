@@ -484,6 +484,30 @@ static void test_parallel_region_is_no_breakpoint(void **state)
     run_to_end();
 }
 
+/* Requests outlive a reload; their regions are found by file name and
+ * line in the new run. Another program (the stencil) has neither: the
+ * reason names the request's own file, not whatever file has its id in
+ * the new program. The same program again: in place, and measuring. */
+static void test_requests_across_programs(void **state)
+{
+    (void)state;
+    load("steps", "2", "0", NULL);
+    MRI_Request_ID inner = aggregate(MRI_NUMBER_OF_INSTANCES, "inner", MRI_SUM, MRI_PER_PROCESS);
+    run_to_end();
+    assert_int_equal((long)agg_total(inner), 4);
+    char *stencil[] = {MRI_STENCIL, "-n", "16", "-t", "1", NULL};
+    if (MRI_Application_Load(MRI_STENCIL, stencil) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    void *p = NULL;
+    expect_error(MRI_Get_Data(inner, &p), "not in place in this run");
+    assert_non_null(strstr(MRI_Get_Error_Message(), "mri_testapp.c"));
+    assert_null(strstr(MRI_Get_Error_Message(), "stencil.c"));
+    MRI_Application_Finish();
+    char *again[] = {MRI_TESTAPP, "steps", "3", "0", NULL};
+    if (MRI_Application_Load(MRI_TESTAPP, again) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    run_to_end();
+    assert_int_equal((long)agg_total(inner), 6);
+}
+
 static void test_openmp_stencil_parallel_breakpoint(void **state)
 {
     (void)state;
@@ -858,6 +882,9 @@ static void test_process_keeps_its_name(void **state)
     assert_int_equal(MRI_Get_Active_Object_Info(&proc, &info), MRI_OK);
     assert_true(info.alive);
     assert_string_equal(info.name, program);
+    /* A node is refused for what it is, as requests refuse it. */
+    MRI_Active_Object_Spec node = {MRI_NODE, 0};
+    expect_error(MRI_Get_Active_Object_Info(&node, &info), "node-level monitoring is not available");
     run_to_end();
     assert_int_equal(MRI_Get_Active_Object_Info(&proc, &info), MRI_OK);
     assert_false(info.alive);
@@ -1427,6 +1454,7 @@ int main(void)
         cmocka_unit_test_teardown(test_min_max_focus, teardown),
         cmocka_unit_test_teardown(test_parallel_region_is_no_breakpoint, teardown),
         cmocka_unit_test_teardown(test_openmp_stencil_parallel_breakpoint, teardown),
+        cmocka_unit_test_teardown(test_requests_across_programs, teardown),
         cmocka_unit_test_teardown(test_stop_from_another_thread, teardown),
         cmocka_unit_test_teardown(test_stop_right_after_start, teardown),
         cmocka_unit_test_teardown(test_every_thread_stops, teardown),
