@@ -704,8 +704,11 @@ int MRI_Application_Load(const char *path, char *const argv[]);
  * application had already terminated. */
 int MRI_Application_Finish(void);
 
-/* Initialises the library. Must precede every other call except
- * MRI_Get_Error_Message(). Calling it twice is an error. */
+/* Initialises the library. Must precede every other call except the name
+ * helpers, MRI_Get_Error_Message(), MRI_Get_Protocol_Version(),
+ * MRI_Runtime_Information_By_Name(), MRI_Get_File_Name(),
+ * MRI_Set_Trace_Buffer_Size() and the trace record functions (docs/api.md,
+ * "Errors"). Calling it twice is an error. */
 int MRI_Init(void);
 
 /* Finishes a loaded application (as MRI_Application_Finish), deletes all
@@ -932,7 +935,8 @@ int MRI_Get_Cache_Configuration(char *text, int bytes);
 /* Errors and versions                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* Reason for the last failure in the calling thread ("" if none). */
+/* Reason for the last failure in the calling thread ("" if none). Valid
+ * until the next MRI call in this thread: copy it before that. */
 const char *MRI_Get_Error_Message(void);
 
 /* The shared-memory protocol version this library speaks. */
