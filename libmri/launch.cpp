@@ -1,5 +1,6 @@
 // launch.cpp - creating the segment, starting the application, reading its
 // static information, finishing it.
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +18,8 @@
 #include <cstring>
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "mri_sync.h"
 #include "tool_internal.h"
@@ -82,8 +85,56 @@ bool resolve_program(const char* path, std::string& resolved, std::string& why) 
   return false;
 }
 
+// The processes below `root` now (children, theirs, ...), from the parent
+// pids in /proc/N/stat; empty when /proc cannot be read.
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> procs;  // (pid, parent)
+  if (DIR* d = opendir("/proc")) {
+    while (const dirent* e = readdir(d)) {
+      if (!std::isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+      char path[300], line[512];
+      std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+      FILE* f = std::fopen(path, "r");
+      if (!f) continue;
+      const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+      std::fclose(f);
+      // "pid (comm) state ppid ...": comm may hold blanks and parentheses.
+      const char* close = ok ? std::strrchr(line, ')') : nullptr;
+      char state = 0;
+      int ppid = 0;
+      if (close && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2)
+        procs.emplace_back(pid_t(std::atoi(e->d_name)), pid_t(ppid));
+    }
+    closedir(d);
+  }
+  std::vector<pid_t> found{root};
+  for (size_t k = 0; k < found.size(); ++k)
+    for (const auto& [pid, parent] : procs)
+      if (parent == found[k] && std::find(found.begin(), found.end(), pid) == found.end()) found.push_back(pid);
+  found.erase(found.begin());
+  return found;
+}
+
 void kill_and_reap() {
   if (s.pid > 0 && !s.reaped) {
+    // Its descendants first, held with SIGSTOP until none is new (a process
+    // forking meanwhile): a wrapper's children (a shell script's `sleep`,
+    // a program it started that never attached) ran on after the load
+    // gave up, adopted by init.
+    kill(s.pid, SIGSTOP);
+    std::vector<pid_t> tree;
+    for (int round = 0; round < 4; ++round) {
+      const std::vector<pid_t> now = descendants(s.pid);
+      bool grew = false;
+      for (pid_t p : now)
+        if (std::find(tree.begin(), tree.end(), p) == tree.end()) {
+          kill(p, SIGSTOP);
+          tree.push_back(p);
+          grew = true;
+        }
+      if (!grew) break;
+    }
+    for (pid_t p : tree) kill(p, SIGKILL);
     // The process that claimed the segment, when the tool started it
     // through a wrapper (a shell script): killing only the wrapper left it
     // running, and once the tool was gone it ran on unmonitored. Its pid is

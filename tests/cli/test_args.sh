@@ -152,6 +152,14 @@ if [[ -n $cachesim ]]; then
 fi
 rm -f prog
 
+# --- A program that never attaches, started through a wrapper: when the
+# load gives up, nothing it started runs on (the shell's sleep was left,
+# adopted by init).
+MRI_LOAD_TIMEOUT_MS=1000 run 1 profile -- sh -c 'sleep 37.25; true'
+grep -q 'did not attach within 1000 ms' err.txt || { cat err.txt; fail "a program that never attaches: no clear message"; }
+sleep 0.2
+pgrep -f 'sleep 37.25' >/dev/null && { pkill -f 'sleep 37.25'; fail "a program that never attaches: its child runs on"; }
+
 # --- A single-valued option given twice is a usage error (the last one
 # won, silently: hist --metric A --metric B made one histogram of B).
 refused "mri: --sort given twice: give it once" profile --sort calls --sort name -- "$gauss"
