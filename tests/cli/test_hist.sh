@@ -9,7 +9,8 @@
 #   - regions beyond MRI_MAX_REGIONS: said next to "nothing was measured";
 #   - a program without any region (mri_noregions): mri profile says it has
 #     none (status 1: nothing measured), mri regions lists none and says so;
-#   - an event of a cache level the simulated hierarchy lacks, and an empty
+#   - more bins than the registered data structures' bytes, an event of a
+#     cache level the simulated hierarchy lacks, and an empty
 #     --config, are refused before the program runs (status 2).
 #
 #   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- TESTAPP NOREGIONS WORKDIR
@@ -76,6 +77,14 @@ grep -q "counts at L2, but the simulated hierarchy (MRI_CACHESIM_CONFIG: .*) has
 # The levels that are there still work, --config before MRI_CACHESIM_CONFIG.
 MRI_CACHESIM_CONFIG="L1:32K,8,64" run 0 hist --metric L2_DATA_READ_MISS --config "L1:32K,8,64;L2:1M,16,64" -- "$cachesim"
 grep -q "simulated caches: L1:32K,8,64,[^;]*;L2:1M" out.txt || { cat out.txt; fail "two levels from --config"; }
+
+# --- More bins than the bytes of every registered data structure (gauss
+# -n 10: A, b and x hold 960 bytes): refused before the program runs (it
+# was refused by the monitor at the release, reported after the whole run).
+run 1 hist --metric L1_DATA_READ_MISS --bins 1000 -- "$cachesim" -n 10
+grep -qF -- "--bins 1000: the 3 data structures $cachesim registered hold 960 bytes" err.txt ||
+  { cat err.txt; fail "--bins 1000 over 960 bytes: no clear error"; }
+grep -q "gauss: n=" out.txt err.txt && fail "--bins 1000 over 960 bytes: the program ran"
 
 # --- An explicitly empty --config.
 run 2 hist --metric L1_DATA_READ_MISS --config "" -- "$cachesim"

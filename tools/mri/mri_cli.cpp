@@ -2052,6 +2052,25 @@ int cmd_hist(int argc, char** argv) {
   }
   MRI_Data_Structure_Spec ds{};
   if (!data.empty() && MRI_Find_Data_Structure(data.c_str(), &ds) != MRI_OK) die(("--data " + data).c_str());
+  if (data.empty()) {
+    // Every registered data structure, packed: the monitor lays the bins
+    // out when it applies the request, at the release, and refuses more
+    // bins than bytes only then, after the whole run. Stopped at the load,
+    // the set it will see is the one registered now.
+    MRI_Data_Structure_Table all{};
+    unsigned long long bytes = 0;
+    if (MRI_Get_Data_Structures(&all) == MRI_OK)
+      for (int k = 0; k < all.nr_Elements; ++k) {
+        MRI_Data_Structure_Info info;
+        if (MRI_Get_Data_Structure_Info(&all.data_structure[k], &info) == MRI_OK) bytes += info.size_bytes;
+      }
+    if (all.nr_Elements > 0 && (unsigned long long)bins > bytes) {
+      std::fprintf(stderr, "mri: --bins %d: the %d data structures %s registered hold %llu bytes, and a bin covers at "
+                   "least one byte: give at most %llu bins\n", bins, all.nr_Elements, prog[0], bytes, bytes);
+      MRI_Finalize();
+      return 1;
+    }
+  }
   MRI_Region_Table rt{regions.data(), int(regions.size())};
   MRI_Data_Structure_Table vt{&ds, data.empty() ? 0 : 1};
   const MRI_Request_ID req = MRI_Histogram_Request(&ri, &rt, nullptr, &vt, &bins);
