@@ -451,19 +451,19 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
       continue;
     }
     if (!g_backend.load(std::memory_order_acquire)) {
-      note_error("cache request %u rejected: this program is not built with the cache-simulator backend "
+      note_error("cache request record %u rejected: this program is not built with the cache-simulator backend "
                  "(backends/cachesim: clang -fsanitize-coverage=edge,trace-loads,trace-stores)", q.slot);
       answer(false);
       continue;
     }
     sim::Hierarchy* h = simulator();
     if (!h) {
-      note_error("cache request %u rejected: cache simulator configuration: %s", q.slot, g_sim_error->c_str());
+      note_error("cache request record %u rejected: cache simulator configuration: %s", q.slot, g_sim_error->c_str());
       answer(false);
       continue;
     }
     if (level >= h->levels()) {
-      note_error("cache request %u rejected: it counts an L%u event, but the simulated hierarchy has %u levels (%s)",
+      note_error("cache request record %u rejected: it counts an L%u event, but the simulated hierarchy has %u levels (%s)",
                  q.slot, level + 1, h->levels(), sim::format_config(h->config()).c_str());
       answer(false);
       continue;
@@ -478,7 +478,7 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
       const bool new_layout = fresh || hs.generation != generation;
       const uint32_t nds = new_layout ? uint32_t(records.size()) : hs.data_structures;
       if (const char* why = proto::histogram_layout(records.data(), nds, c.data_index, c.bins, t.layout)) {
-        note_error("histogram request %u rejected: %s", q.slot, why);
+        note_error("histogram request record %u rejected: %s", q.slot, why);
         answer(false);
         continue;
       }
