@@ -463,7 +463,8 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
       continue;
     }
     if (level >= h->levels()) {
-      note_error("cache request record %u rejected: it counts an L%u event, but the simulated hierarchy has %u levels (%s)",
+      note_error("cache request record %u rejected: it counts an L%u event, but the simulated hierarchy has %u "
+                 "levels (%s)",
                  q.slot, level + 1, h->levels(), sim::format_config(h->config()).c_str());
       answer(false);
       continue;

@@ -579,6 +579,17 @@ bool killed() {
          st.reason == MRI_STOP_SIGNALED;
 }
 
+// Says what the monitor could not monitor: threads and regions beyond its
+// limits.
+void warn_unmonitored(const MRI_Application_Status_Info& st) {
+  if (st.threads_dropped)
+    std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n",
+                 st.threads_dropped);
+  if (st.regions_dropped)
+    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files "
+                 "than the monitor's file table holds)\n", st.regions_dropped);
+}
+
 // Ends the run and returns the program's exit status for ours. Warns about
 // what was not monitored; when the program was killed by a signal, says so
 // with `killed_note` (what the results hold then; "" for nothing more).
@@ -586,11 +597,7 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
                  const char* caught_note = kCaughtProfileNote) {
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
-  if (st.threads_dropped)
-    std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n", st.threads_dropped);
-  if (st.regions_dropped)
-    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files than the monitor's file table holds)\n",
-                 st.regions_dropped);
+  warn_unmonitored(st);
   if (st.counter_errors)
     std::fprintf(stderr, "mri: warning: %u times a thread could not set up its counters\n", st.counter_errors);
   if (st.monitor_message[0]) std::fprintf(stderr, "mri: the monitor reported: %s\n", st.monitor_message);
@@ -631,12 +638,7 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
   // Regions beyond MRI_MAX_REGIONS were never monitored: the likely reason
   // nothing ended (mri_testapp's main is its 1st region; MRI_MAX_REGIONS=3
   // kept main and two others, none of which ran).
-  if (st.regions_dropped)
-    std::fprintf(stderr, "mri: warning: %u regions were not monitored (more than MRI_MAX_REGIONS, or more source files "
-                 "than the monitor's file table holds)\n", st.regions_dropped);
-  if (st.threads_dropped)
-    std::fprintf(stderr, "mri: warning: %u threads were not monitored (more than MRI_MAX_THREADS)\n",
-                 st.threads_dropped);
+  warn_unmonitored(st);
   MRI_Region_Table regions{};
   if (MRI_Get_Regions(&regions) == MRI_OK && regions.nr_Elements == 0)
     std::fprintf(stderr, "mri: %s %s and has no monitored region (it declares none, or they were not "
