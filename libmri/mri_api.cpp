@@ -34,26 +34,32 @@ bool same_region(const MRI_Region_Spec& a, const MRI_Region_Spec& b) {
 
 bool region_type_valid(const MRI_Region_Spec& r) { return raw(r.type) >= 0 && raw(r.type) < MRI_REGION_TYPE_COUNT; }
 
-int region_index(const MRI_Region_Spec& spec) {
+// The index of the first element of `table` (s.regions or s.files) that
+// `match` accepts, or -1. Not found, the static information is read again
+// first: it may have been published since we last looked (a region that
+// registers at its first execution, and its file).
+template <class Table, class Match>
+int published_index(const Table& table, Match match) {
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < s.regions.size(); ++i)
-      if (same_region(s.regions[i].spec, spec)) return int(i);
-    // Perhaps published since we last looked (a region that registers at
-    // its first execution).
+    for (size_t i = 0; i < table.size(); ++i)
+      if (match(table[i])) return int(i);
     if (pass == 0 && refresh_static_information() != MRI_OK) return -1;
   }
   return -1;
 }
 
+int region_index(const MRI_Region_Spec& spec) {
+  return published_index(s.regions, [&](const auto& r) { return same_region(r.spec, spec); });
+}
+
 // The id of the source file called `name` in this run, or -1.
 int file_id_named(const std::string& name) {
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < s.files.size(); ++i)
-      if (s.files[i] == name) return int(i);
-    if (pass == 0 && refresh_static_information() != MRI_OK) return -1;
-  }
-  return -1;
+  return published_index(s.files, [&](const std::string& f) { return f == name; });
 }
+
+// The name of file `id` in this run ("" when there is none): what a
+// request keeps of the files it names, since ids are the program's own.
+std::string file_name_of(int id) { return id >= 0 && size_t(id) < s.files.size() ? s.files[size_t(id)] : ""; }
 
 std::string describe_region(const MRI_Region_Spec& r) {
   char text[160];
@@ -99,7 +105,7 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
         return fail("region table element %d: the application has no %s (see MRI_Get_Regions())", i,
                     describe_region(r).c_str());
       out.regions.push_back(r);
-      out.region_files.push_back(s.files[size_t(r.id.file_ID)]);  // region_index() found it: the id is valid
+      out.region_files.push_back(file_name_of(r.id.file_ID));
     }
   }
   if (out.regions.empty() && !regions_may_be_empty)
@@ -159,6 +165,7 @@ int check_common(MRI_Runtime_Information_Spec* ri, MRI_Region_Table* regions, MR
       if (out.data_index < 0) return MRI_Error;
       out.data_name = s.data[size_t(out.data_index)].name;
       out.data_unit = s.data[size_t(out.data_index)].spec.id;
+      out.data_file = file_name_of(out.data_unit.file_ID);
     }
   }
   // Cache events of an application with the cache simulator are simulated
@@ -369,6 +376,14 @@ int place_request(Request& r) {
     if (!application_has_cache_simulator())
       return fail("this run of the application is not built with the cache-simulator backend");
     if (!r.data_name.empty()) {
+      // Its unit's file by name, as the regions' below.
+      if (!r.data_file.empty()) {
+        const int file = file_id_named(r.data_file);
+        if (file < 0)
+          return fail("the application has no data structure \"%s\" (this program has no source file %s, where it "
+                      "was registered)", r.data_name.c_str(), r.data_file.c_str());
+        r.data_unit.file_ID = file;
+      }
       const MRI_Data_Structure_Spec spec{r.data_unit, r.data_name.c_str()};
       r.data_index = data_structure_index(spec);
       if (r.data_index < 0) return MRI_Error;

@@ -57,6 +57,7 @@ struct Request {
   int data_index = -1;      // into Session::data, -1: none
   std::string data_name;    // the data structure as the tool named it (resolved again at a reload)
   MRI_Region_ID data_unit{};
+  std::string data_file;    // data_unit's file by name (as region_files)
   int bins = 0;             // histogram: requested bins
   int histogram = -1;       // histogram slot in this run
 

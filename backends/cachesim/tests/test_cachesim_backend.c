@@ -223,6 +223,13 @@ static void test_restricted_aggregates(void **state)
              automatic ? "split by line while that pays: then" : "split:", modulus);
     assert_int_equal(strstr(config, want_split) != NULL, want_thread && modulus > 1);
     assert_int_equal(strstr(config, "split") != NULL, want_thread && modulus > 1);
+    /* Loaded again, one sweep: the requests find A and B again (by the
+     * name of the file they were registered in) and count anew. */
+    char *again[] = {(char *)cacheapp(), (char *)"sweep", (char *)"1", (char *)"1", NULL};
+    if (MRI_Application_Load(cacheapp(), again) != MRI_OK) fail_msg("reload: %s", MRI_Get_Error_Message());
+    run_to_end();
+    assert_int_equal((long)thread_value(l1_sum, 0), kLinesA);
+    assert_int_equal((long)thread_value(wmiss, 0), kLinesB);
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
