@@ -277,18 +277,8 @@ void release_segment() {
   s.pidfd = -1;
 }
 
-namespace {
-
-// What a load needs from the tool's side, checked before anything starts.
-struct LoadInputs {
-  std::string program;
-  proto::Geometry geo = proto::kDefaultGeometry;
-  uint32_t tool_records = 0, trace_wait_ms = 0;
-  uint32_t timeout_env = 0;
-  std::string cache_config;
-};
-
-int check_load_inputs(const char* path, LoadInputs& in) {
+int check_load(const char* path, LoadInputs& in) {
+  in.path = path;
   std::string why;
   if (!resolve_program(path, in.program, why)) return fail("cannot load the application: %s", why.c_str());
   proto::Geometry& geo = in.geo;
@@ -311,16 +301,7 @@ int check_load_inputs(const char* path, LoadInputs& in) {
   return cache_configuration_for_load(in.cache_config);
 }
 
-}  // namespace
-
-int check_load(const char* path) {
-  LoadInputs in;
-  return check_load_inputs(path, in);
-}
-
-int load_application(const char* path, char* const argv[]) {
-  LoadInputs in;
-  if (check_load_inputs(path, in) != MRI_OK) return MRI_Error;
+int load_application(const LoadInputs& in, char* const argv[]) {
   const std::string& program = in.program;
   const proto::Geometry& geo = in.geo;
   const uint32_t trace_wait_ms = in.trace_wait_ms, timeout_env = in.timeout_env;
@@ -371,7 +352,7 @@ int load_application(const char* path, char* const argv[]) {
   for (auto& e : env_store) envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<char*> args;
-  std::string argv0 = path;
+  std::string argv0 = in.path;
   if (argv && argv[0]) {
     for (char* const* a = argv; *a; ++a) args.push_back(*a);
   } else {

@@ -703,11 +703,13 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
   trace_stop_collector();  // the previous run's final call-back, without mu
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
+  if (s.loaded && !child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
+    return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
+  // Checked before the previous run is let go: a load that cannot start
+  // keeps its results readable.
+  LoadInputs in;
+  if (check_load(path, in) != MRI_OK) return MRI_Error;
   if (s.loaded) {
-    if (!child_exited() && current_status() != MRI_APPLICATION_TERMINATED)
-      return fail("an application is already loaded (pid %d): call MRI_Application_Finish() first", int(s.pid));
-    // A load that cannot start keeps the previous run's results readable.
-    if (check_load(path) != MRI_OK) return MRI_Error;
     finish_application();
     release_segment();
     s.loaded = false;
@@ -717,7 +719,7 @@ int MRI_Application_Load(const char* path, char* const argv[]) {
     r.measured.clear();
     r.measured_restarted = true;
   }
-  return load_application(path, argv);
+  return load_application(in, argv);
 }
 
 int MRI_Application_Finish(void) {

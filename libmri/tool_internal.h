@@ -187,11 +187,20 @@ std::vector<MRI_Aggregation_Spec> aggregations_for(MRI_Runtime_Information_Spec 
 bool is_serial_region_type(MRI_Region_Type type);
 
 // Launch and segment management (launch.cpp).
-// Whether a load of `path` could start (the program found, the
-// environment's limits and the cache configuration sound): MRI_OK, or
-// MRI_Error with the reason, changing nothing.
-int check_load(const char* path);
-int load_application(const char* path, char* const argv[]);
+// What a load needs from the tool's side.
+struct LoadInputs {
+  std::string path;     // as the tool gave it (argv[0] when argv is NULL)
+  std::string program;  // the resolved path
+  proto::Geometry geo = proto::kDefaultGeometry;
+  uint32_t tool_records = 0, trace_wait_ms = 0;
+  uint32_t timeout_env = 0;
+  std::string cache_config;
+};
+// Whether a load of `path` can start (the program found, the
+// environment's limits and the cache configuration sound): MRI_OK with
+// `in` filled, or MRI_Error with the reason, changing nothing.
+int check_load(const char* path, LoadInputs& in);
+int load_application(const LoadInputs& in, char* const argv[]);
 int finish_application();
 void release_segment();
 int refresh_static_information();  // picks up regions published after start-up
