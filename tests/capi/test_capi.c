@@ -614,10 +614,7 @@ static MRI_Application_Status_Info terminate_at_a_stop(int freeze)
 {
     load("forever", NULL);
     MRI_Region_Spec step = region("step");
-    assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
-    MRI_Application_Status_Info st;
-    MRI_Get_Application_Status(&st);
+    MRI_Application_Status_Info st = run_to_breakpoint(&step);
     if (freeze) assert_int_equal(kill(st.pid, SIGSTOP), 0);
     assert_int_equal(MRI_Application_Finish(), MRI_OK);
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
@@ -1362,8 +1359,7 @@ static void test_breakpoint_in_the_instance_stopped_inside(void **state)
     load("steps", "4", "1", NULL);
     MRI_Region_Spec step = region("step"), inner = region("inner");
     MRI_Request_ID inners = aggregate(MRI_NUMBER_OF_INSTANCES, "inner", MRI_SUM, MRI_PER_PROCESS);
-    assert_int_equal(MRI_Start_Stop(&inner), MRI_OK);
-    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    run_to_breakpoint(&inner);
     assert_int_equal((long)agg_total(inners), 1);
     MRI_Request_ID steps = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
     MRI_Application_Status_Info st;
