@@ -85,6 +85,20 @@ bool resolve_program(const char* path, std::string& resolved, std::string& why) 
   return false;
 }
 
+}  // namespace
+
+pid_t monitored_below() {
+  const uint32_t claimed = s.view.base ? sync::load(s.view.header()->app.app_pid) : 0;
+  if (claimed == 0 || pid_t(claimed) == s.pid) return 0;
+  // Its pid is still its own while it is attached (the tool and it: 2).
+  struct shmid_ds ds;
+  if (s.shmid < 0 || shmctl(s.shmid, IPC_STAT, &ds) != 0 || ds.shm_nattch < 2 || kill(pid_t(claimed), 0) != 0)
+    return 0;
+  return pid_t(claimed);
+}
+
+namespace {
+
 // The processes below `root` now (children, theirs, ...), from the parent
 // pids in /proc/N/stat; empty when /proc cannot be read.
 std::vector<pid_t> descendants(pid_t root) {
@@ -137,13 +151,9 @@ void kill_and_reap() {
     for (pid_t p : tree) kill(p, SIGKILL);
     // The process that claimed the segment, when the tool started it
     // through a wrapper (a shell script): killing only the wrapper left it
-    // running, and once the tool was gone it ran on unmonitored. Its pid is
-    // still its own while it is attached (the tool and it: 2).
-    const uint32_t claimed = s.view.base ? sync::load(s.view.header()->app.app_pid) : 0;
-    struct shmid_ds ds;
-    if (claimed != 0 && pid_t(claimed) != s.pid && s.shmid >= 0 && shmctl(s.shmid, IPC_STAT, &ds) == 0 &&
-        ds.shm_nattch >= 2)
-      kill(pid_t(claimed), SIGKILL);
+    // running, and once the tool was gone it ran on unmonitored. Among the
+    // tree above, unless it left it (a daemon's double fork).
+    if (const pid_t below = monitored_below()) kill(below, SIGKILL);
     kill(s.pid, SIGKILL);
     int st = 0;
     if (waitpid(s.pid, &st, 0) == s.pid) s.wait_status = st;

@@ -1,7 +1,6 @@
 // mri_api.cpp - the Monitoring Request Interface entry points (include/mri.h).
 #include <sched.h>
 #include <signal.h>
-#include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -329,21 +328,12 @@ AppSnapshot snapshot() {
   return snap;
 }
 
-// Whether the monitored program runs on in a process of its own below the
-// one the tool started (a wrapper that started it without exec(), and has
-// ended): attached to the segment and alive. Until it ends (or publishes
-// its end), the application has not terminated: its results are still
-// coming.
-bool monitored_below_running() {
-  const uint32_t app = sync::load(s.view.header()->app.app_pid);
-  if (app == 0 || pid_t(app) == s.pid) return false;
-  struct shmid_ds ds;
-  return s.shmid >= 0 && shmctl(s.shmid, IPC_STAT, &ds) == 0 && ds.shm_nattch >= 2 && kill(pid_t(app), 0) == 0;
-}
-
 MRI_Application_Status status_of(const AppSnapshot& snap) {
   if (snap.state == uint32_t(proto::AppState::kTerminated)) return MRI_APPLICATION_TERMINATED;
-  if (child_exited() && !monitored_below_running()) return MRI_APPLICATION_TERMINATED;
+  // A wrapper that started the monitored program without exec() may end
+  // first: until the program ends too (or publishes its end), its results
+  // are still coming.
+  if (child_exited() && !monitored_below()) return MRI_APPLICATION_TERMINATED;
   if (snap.torn) return MRI_APPLICATION_RUNNING;  // alive but frozen mid-update: not stopped for us
   if (snap.state == uint32_t(proto::AppState::kStopped) && snap.ack == s.last_cmd_seq) return MRI_APPLICATION_STOPPED;
   return MRI_APPLICATION_RUNNING;

@@ -201,6 +201,10 @@ struct LoadInputs {
 // `in` filled, or MRI_Error with the reason, changing nothing.
 int check_load(const char* path, LoadInputs& in);
 int load_application(const LoadInputs& in, char* const argv[]);
+// The process that attached, when it is not the one the tool started (a
+// wrapper started it without exec()), while it is attached and alive; 0
+// otherwise.
+pid_t monitored_below();
 int finish_application();
 void release_segment();
 int refresh_static_information();  // picks up regions published after start-up
