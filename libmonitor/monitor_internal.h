@@ -326,7 +326,11 @@ extern GlobalStorage g_storage;
 inline Global& g = g_storage.value;
 
 // session.cpp
-void publish_once();
+// The static information, the calibration and the control thread, once.
+// `at_end`: monitoring ends right after (exit(), exec() or a signal before
+// the first region): the program does not announce a loaded stop it will
+// never hold, and the tool sees it terminated as soon as it looks.
+void publish_once(bool at_end = false);
 void publish_state(proto::AppState state, proto::StopReason reason, int32_t region,
                    bool count_stop, int64_t ack = -1);
 void publish_ack(uint32_t ack);

@@ -1010,9 +1010,9 @@ int32_t publish_region(Monitor_Region_Descriptor* d) {
   return d->id = int(id);
 }
 
-void publish_once() {
+void publish_once(bool at_end) {
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [at_end] {
     if (g.mode.load() != kStopped || !g.view.base) return;
     std::lock_guard<std::mutex> lock(g.registry_mutex);
     timer::Calibration cal = timer::calibrate();
@@ -1048,7 +1048,7 @@ void publish_once() {
       return;
     }
     catch_termination_signals();
-    publish_state(AppState::kStopped, StopReason::kLoaded, -1, false);
+    if (!at_end) publish_state(AppState::kStopped, StopReason::kLoaded, -1, false);
   });
 }
 
@@ -1217,7 +1217,7 @@ bool end_monitoring(StopReason reason) {
   std::lock_guard<std::mutex> lock(g.control_mutex);
   uint32_t m = g.mode.load();
   if (m != kRunning && m != kStopped) return false;
-  if (!g.published) publish_once();
+  if (!g.published) publish_once(true);
   g.mode.store(kFinished, std::memory_order_seq_cst);
   arm_all(0);  // under the registry lock: a module may be registering its regions
   ThreadState* ts = current_thread_state();

@@ -433,6 +433,13 @@ int load_application(const LoadInputs& in, char* const argv[]) {
     }
     sync::futex_wait_shared(&a.status_seq, seq, 20'000'000);
   }
+  // Monitoring ended before the first region (exit() there): the exit
+  // status follows within moments, and the caller's first look at the
+  // status shows it, as after MRI_Wait().
+  if (sync::load(a.state) == uint32_t(proto::AppState::kTerminated)) {
+    const auto reason = proto::StopReason(sync::load(a.stop_reason));
+    if (reason != proto::StopReason::kExec && reason != proto::StopReason::kExecFailed) await_exit_status(2000);
+  }
   read_program_name();
   if (read_static_information() != MRI_OK) {
     std::string msg = MRI_Get_Error_Message();

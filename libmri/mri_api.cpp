@@ -810,6 +810,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->monitor_message[sizeof info->monitor_message - 1] = '\0';
   const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
+    child_exited();  // reaps it if it has ended since: its exit status, not 0, without MRI_Wait()
     const int end_signal = reason == proto::StopReason::kSignal ? int(sync::load(a.end_signal)) : 0;
     if (s.reaped && WIFSIGNALED(s.wait_status)) {
       info->signal = WTERMSIG(s.wait_status);

@@ -62,6 +62,7 @@
  *                                     then exit(CODE) before any region
  *   mri_testapp late_start MS         sleep MS ms before the first region, then one "step"
  *   mri_testapp early_abort           abort() before the first region (attached, never published)
+ *   mri_testapp early_exit CODE       exit(CODE) before the first region (attached; exit() publishes)
  *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
  *                                     the first region (its regions are not yet
  *                                     published), then N "step"s in "main"
@@ -295,6 +296,7 @@ int main(int argc, char **argv)
     }
     if (argc == 3 && strcmp(argv[1], "late_start") == 0) sleep_ms(arg_int(argc, argv, 2));
     if (argc == 2 && strcmp(argv[1], "early_abort") == 0) abort();
+    if (argc == 3 && strcmp(argv[1], "early_exit") == 0) exit(arg_int(argc, argv, 2));
     if (argc == 4 && strcmp(argv[1], "early_dlclose") == 0) {
         void *module;
         if (!load_plugin(argv[2], &module)) return 3;

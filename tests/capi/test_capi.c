@@ -710,6 +710,27 @@ static void test_death_before_the_first_region(void **state)
     run_to_end();
 }
 
+/* A program that attached and then called exit() before its first
+ * annotated region: exit() publishes its static information and ends
+ * monitoring, so the load succeeds with the program terminated. Its exit
+ * status is there as soon as the load returns, not 0 until MRI_Wait()
+ * reaps it. */
+static void test_exit_before_the_first_region(void **state)
+{
+    (void)state;
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char *argv[] = {MRI_TESTAPP, "early_exit", "3", NULL};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("%s", MRI_Get_Error_Message());
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.status, MRI_APPLICATION_TERMINATED);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 3);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_TERMINATED);
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 3);
+}
+
 /* The program replaces itself with exec() (no fork()) inside "step", inside
  * "main", after 3 steps, in each of the ways of the exec family. Monitoring
  * ends there as at an exit: the open "step" and "main" instances are
@@ -1459,6 +1480,7 @@ int main(void)
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
+        cmocka_unit_test_teardown(test_exit_before_the_first_region, teardown),
         cmocka_unit_test_teardown(test_exec_ends_monitoring_there, teardown),
         cmocka_unit_test_teardown(test_failed_exec_goes_on_monitored, teardown),
         cmocka_unit_test_teardown(test_vfork_child_exec_is_not_the_program, teardown),
