@@ -117,4 +117,46 @@ kill -0 "$program" 2>/dev/null && fail "profile of a wrapper, SIGTERM to mri: th
 program=
 grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt || { cat out.txt err.txt; fail "profile of a wrapper, SIGTERM to mri: main's instance not measured"; }
 rm -f wrapper.sh
+
+# --- SIGQUIT and SIGUSR1 to mri alone: passed on; the program (which
+# leaves them at their default action, not caught by the monitor) dies of
+# them, and mri reports it, as it would without mri.
+interrupted QUIT mri profile
+[[ $status == 131 ]] || { cat err.txt; fail "profile, SIGQUIT to mri: status $status, expected 131"; }
+grep -q 'was killed by signal 3 (Quit); results of the region instances that had ended by then' err.txt ||
+  { cat err.txt; fail "profile, SIGQUIT to mri: no report of the program's end"; }
+grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "profile, SIGQUIT to mri: no row of region step"; }
+interrupted USR1 mri profile
+[[ $status == 138 ]] || { cat err.txt; fail "profile, SIGUSR1 to mri: status $status, expected 138"; }
+grep -q 'was killed by signal 10 (User defined signal 1)' err.txt ||
+  { cat err.txt; fail "profile, SIGUSR1 to mri: no report of the program's end"; }
+
+# --- A program that ignores SIGINT and SIGTERM (inherited through exec):
+# the first two signals to mri are passed on and change nothing, the
+# second says the next one kills; the third kills the program with
+# SIGKILL, and mri shows what had been measured.
+printf '#!/bin/sh\ntrap "" INT TERM\nexec "%s" forever running\n' "$app" > deaf.sh && chmod +x deaf.sh
+rm -f running
+"$mri" profile -- ./deaf.sh >out.txt 2>err.txt &
+pid=$!
+tries=0
+while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
+[[ -e running ]] || { cat err.txt; fail "deaf: the program did not start running"; }
+program=$(pgrep -P "$pid")
+for sig in TERM INT; do
+  kill "-$sig" "$pid"
+  sleep 0.3
+  kill -0 "$pid" 2>/dev/null || { cat err.txt; fail "deaf: mri ended after SIG$sig"; }
+  [[ $(ps -o stat= -p "$program") != Z* ]] || fail "deaf: the program ended of SIG$sig, which it ignores"
+done
+grep -q 'one more interrupt kills it (SIGKILL)' err.txt || { cat err.txt; fail "deaf: no warning at the second signal"; }
+kill -TERM "$pid"
+wait "$pid"
+status=$?
+[[ $status == 137 ]] || { cat err.txt; fail "deaf, third signal: status $status, expected 137"; }
+grep -q 'mri: killing the program (SIGKILL)' err.txt || { cat err.txt; fail "deaf: the kill not said"; }
+grep -q 'was killed by signal 9 (Killed)' err.txt || { cat err.txt; fail "deaf: no report of the program's end"; }
+grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "deaf: no row of region step"; }
+program=
+rm -f deaf.sh
 echo "signals: all checks passed"

@@ -468,33 +468,64 @@ const MRI_Profile_Value* value_for(const MRI_Profile_Element* el, int id) {
   return nullptr;
 }
 
-// Ctrl-C, and SIGINT, SIGTERM or SIGHUP sent to mri alone, end the
-// program, not mri: mri then reports the program's end and writes what was
-// measured up to then, as for any program killed by a signal. Without this,
-// mri died first: no results, a temporary file left behind, and a program
-// that ran on unmonitored. A signal from the terminal (si_code SI_KERNEL)
-// reached the program's process group, the program's too, so only one sent
-// to mri by a process (kill) is passed on. One that arrives while the
-// program is loaded is passed on when the load is done; one after the
-// program's end ends mri with the default action. Caught rather than
-// ignored, for the same reason as SIGXFSZ (survive_file_size_limit()); left
-// alone when mri was started with it ignored (a background job of a shell
-// without job control: the program ignores it too, as without mri).
+// Ctrl-C, and SIGINT, SIGTERM, SIGHUP or SIGQUIT sent to mri alone, end
+// the program, not mri: mri then reports the program's end and writes what
+// was measured up to then, as for any program killed by a signal. Without
+// this, mri died first: no results, a temporary file left behind, and a
+// program that ran on unmonitored. A signal from the terminal (si_code
+// SI_KERNEL) reached the program's process group, the program's too, so
+// only one sent to mri by a process (kill) is passed on. One that arrives
+// while the program is loaded is passed on when the load is done; one
+// after the program's end ends mri with the default action. Caught rather
+// than ignored, for the same reason as SIGXFSZ (survive_file_size_limit());
+// left alone when mri was started with it ignored (a background job of a
+// shell without job control: the program ignores it too, as without mri).
 // PROGRAM may be a wrapper (a shell script) that started the monitored
 // program without exec(): the signal goes to that process too, which
 // would otherwise run on after the wrapper's end.
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+//
+// A program that ignores or handles these signals and runs on: the third
+// of them (the second says so) kills it with SIGKILL, as the only way left
+// to end it and keep what was measured. SIGUSR1 and SIGUSR2 are passed on
+// (and end mri by default after the program's end) without counting: a
+// program may use them for its own purposes, and mri stands in for it.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+constexpr int kPassedSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+constexpr int kKillAfter = 3;             // stop signals, the last one ending the program with SIGKILL
 std::atomic<pid_t> g_program_pid{0};     // 0: loading; -1: ended
 std::atomic<pid_t> g_monitored_pid{0};   // the process that attached, when it is not g_program_pid
+std::atomic<int> g_stop_signals{0};      // stop signals while the program ran
 volatile sig_atomic_t g_pending_signal;  // arrived while loading
 
-void on_stop_signal(int sig, siginfo_t* info, void*) {
+bool is_stop_signal(int sig) {
+  for (int s : kStopSignals)
+    if (s == sig) return true;
+  return false;
+}
+
+// write(2) only: in a signal handler.
+void say_from_handler(const char* text) {
+  const ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
+  (void)ignored;
+}
+
+void on_passed_signal(int sig, siginfo_t* info, void*) {
   const pid_t pid = g_program_pid.load();
   if (pid > 0) {
+    const pid_t monitored = g_monitored_pid.load();
+    const int n = is_stop_signal(sig) ? g_stop_signals.fetch_add(1) + 1 : 0;
+    if (n >= kKillAfter) {
+      say_from_handler("mri: killing the program (SIGKILL)\n");
+      if (monitored > 0) kill(monitored, SIGKILL);
+      kill(pid, SIGKILL);
+      return;
+    }
     if (info->si_code != SI_KERNEL) {
-      if (const pid_t monitored = g_monitored_pid.load(); monitored > 0) kill(monitored, sig);
+      if (monitored > 0) kill(monitored, sig);
       kill(pid, sig);
     }
+    if (n == kKillAfter - 1)
+      say_from_handler("mri: the program has not ended yet; one more interrupt kills it (SIGKILL)\n");
   } else if (pid == 0) {
     g_pending_signal = sig;
   } else {
@@ -504,11 +535,11 @@ void on_stop_signal(int sig, siginfo_t* info, void*) {
 }
 
 void pass_stop_signals_on() {
-  for (int sig : kStopSignals) {
+  for (int sig : kPassedSignals) {
     struct sigaction old {};
     if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
     struct sigaction action {};
-    action.sa_sigaction = on_stop_signal;
+    action.sa_sigaction = on_passed_signal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(sig, &action, nullptr);
@@ -525,6 +556,7 @@ void load_program(char** prog) {
     if (st.monitored_pid > 0 && st.monitored_pid != st.pid) g_monitored_pid.store(st.monitored_pid);
     g_program_pid.store(st.pid);
     if (const int sig = g_pending_signal) {
+      if (is_stop_signal(sig)) g_stop_signals.fetch_add(1);
       if (st.monitored_pid > 0 && st.monitored_pid != st.pid) kill(st.monitored_pid, sig);
       kill(st.pid, sig);
     }
