@@ -22,14 +22,20 @@ trap '[[ -n $program ]] && kill -KILL "$program" 2>/dev/null' EXIT
 # running, sends SIGNAL to mri's process group (TARGET group) or to mri
 # alone (TARGET mri) once the program has run its first monitored step,
 # and sets $status to mri's exit status.
-interrupted() {
-  local sig=$1 target=$2 pid; shift 2
+# started WHAT ARGS...: starts mri ARGS... in the background, its pid in
+# $pid, and waits until the program has run its first monitored step.
+started() {
+  local what=$1 tries=0; shift
   rm -f running
-  "$mri" "$@" -- "$app" forever running >out.txt 2>err.txt &
+  "$mri" "$@" >out.txt 2>err.txt &
   pid=$!
-  local tries=0
   while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
-  [[ -e running ]] || { cat err.txt; fail "$*: the program did not start running"; }
+  [[ -e running ]] || { cat err.txt; fail "$what: the program did not start running"; }
+}
+
+interrupted() {
+  local sig=$1 target=$2; shift 2
+  started "$*" "$@" -- "$app" forever running
   program=$(pgrep -P "$pid")
   case $target in
     group) kill "-$sig" -- "-$pid" ;;
@@ -100,12 +106,7 @@ grep -qE '^  main +PROGRAM +[^ ]+ +1 ' out.txt && { cat out.txt; fail "profile, 
 # monitored program without exec(): the program gets it too (it ran on
 # unmonitored after the wrapper's end before).
 printf '#!/bin/sh\n"%s" forever running\nexit $?\n' "$app" > wrapper.sh && chmod +x wrapper.sh
-rm -f running
-"$mri" profile -- ./wrapper.sh >out.txt 2>err.txt &
-pid=$!
-tries=0
-while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
-[[ -e running ]] || { cat err.txt; fail "wrapper: the program did not start running"; }
+started wrapper profile -- ./wrapper.sh
 program=$(pgrep -P "$(pgrep -P "$pid")")
 [[ -n $program ]] || fail "wrapper: no program below the wrapper"
 kill -TERM "$pid"
@@ -136,12 +137,7 @@ grep -q 'was killed by signal 10 (User defined signal 1)' err.txt ||
 # second says the next one kills; the third kills the program with
 # SIGKILL, and mri shows what had been measured.
 printf '#!/bin/sh\ntrap "" INT TERM\nexec "%s" forever running\n' "$app" > deaf.sh && chmod +x deaf.sh
-rm -f running
-"$mri" profile -- ./deaf.sh >out.txt 2>err.txt &
-pid=$!
-tries=0
-while [[ ! -e running ]] && ((tries++ < 600)); do sleep 0.1; done
-[[ -e running ]] || { cat err.txt; fail "deaf: the program did not start running"; }
+started deaf profile -- ./deaf.sh
 program=$(pgrep -P "$pid")
 for sig in TERM INT; do
   kill "-$sig" "$pid"
