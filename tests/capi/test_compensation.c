@@ -212,8 +212,10 @@ static void steps(MRI_Request_ID id, double *raw, double *comp) { steps_checked(
  * CI run had every child cost 2.3 times its calibration in all 16 runs of
  * the four checks, over the 4 s they took (calibration and parent alone
  * as usual; the same checks had passed 25 minutes earlier in that run),
- * and an earlier one for a minute. A monitor whose pairs really cost
- * twice their calibration fails after the budget. */
+ * and an earlier one for a minute (docs/ACCURACY.md, "What the host's
+ * phases slow down": the parent's chain of additions is latency-bound, the
+ * monitor's pairs are not). A monitor whose pairs really cost twice their
+ * calibration fails after the budget. */
 #define MAX_REPEATS 3
 #define PAUSE_S 5
 #define PAUSE_BUDGET_S 120
