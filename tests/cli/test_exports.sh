@@ -91,6 +91,19 @@ instances=$(grep 'PROGRAM TOTALS' annotate.txt | awk '{gsub(",","",$5); print $5
 step_instances=$(awk '/^[0-9,]+ .*\* .*:step$/ {gsub(/\([^)]*\)/, ""); gsub(",","",$3); print $3; exit}' annotate.txt)
 [[ $step_instances == 30 ]] || { cat annotate.txt; fail "callgrind_annotate: step's inclusive instances $step_instances, expected 30"; }
 
+# --- A region that is a thread's outermost one on a worker and a callee of
+# main on the main thread ("nested 2 5": each thread runs 5 steps of 2
+# inners): callgrind_annotate takes its inclusive cost from its incoming
+# calls, so the worker's steps must come in as calls from outside any
+# region. They were left out: step had 15 inclusive instances, not 30.
+"$mri" profile -o callgrind.threads -- "$app" nested 2 5 >threads.txt 2>threads.err ||
+  { cat threads.err; fail "mri profile -o of two threads"; }
+callgrind_annotate --inclusive=yes --threshold=100 callgrind.threads >threads.ann
+step_instances=$(awk '/^ *[0-9,]+ .*:step$/ {gsub(/\([^)]*\)/, ""); gsub(",","",$3); print $3; exit}' threads.ann)
+[[ $step_instances == 30 ]] ||
+  { cat threads.ann; fail "callgrind_annotate, two threads: step's inclusive instances $step_instances, expected 30"; }
+grep -q '(outside any region)' threads.ann || { cat threads.ann; fail "callgrind, two threads: no calls from outside"; }
+
 # --- A line break in an argument (the command line is in the file):
 # written as a space, not refused after the run.
 "$mri" profile -o callgrind.break -- "$app" steps 2 0 $'two\nlines' >break.txt 2>break.err ||

@@ -32,6 +32,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -842,8 +843,13 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
       auto callee = index.find(key_of(e.callee));
       if (callee == index.end()) continue;
       if (r == 0) paired[callee->second] += e.instances;
-      const uint32_t caller = e.has_caller && index.count(key_of(e.caller)) ? index.at(key_of(e.caller)) : ex::kNoCaller;
-      if (caller == ex::kNoCaller) continue;
+      // A thread's outermost region is called from outside the profile
+      // (kNoCaller): callgrind_annotate takes a function's inclusive cost
+      // from its incoming calls, so a region that is a root on one thread
+      // and a callee on another (a worker's share of a parallel loop)
+      // needs both (docs/formats.md).
+      if (e.has_caller && !index.count(key_of(e.caller))) continue;
+      const uint32_t caller = e.has_caller ? index.at(key_of(e.caller)) : ex::kNoCaller;
       ex::ProfileCall& c = calls[{caller, callee->second}];
       c.caller = caller;
       c.callee = callee->second;
@@ -870,8 +876,16 @@ void write_callgrind_file(const std::string& path, char** prog, MRI_Request_ID t
     MRI_Finalize();
     std::exit(1);
   }
+  // Every function in the file: those with costs of their own, those only
+  // called or calling (unwound frames), and the one outside any region.
+  std::set<uint32_t> functions;
+  for (const auto& f : profile.functions) functions.insert(f.region);
+  for (const auto& c : profile.calls) {
+    functions.insert(c.caller);  // kNoCaller: the function outside any region
+    functions.insert(c.callee);
+  }
   std::fprintf(stderr, "mri: wrote %s (%zu functions, %zu call edges; open it with kcachegrind or callgrind_annotate)\n",
-               path.c_str(), profile.functions.size(), profile.calls.size());
+               path.c_str(), functions.size(), profile.calls.size());
   if (!with_instances)
     std::fprintf(stderr, "mri: note: %s has no Instances event: with %zu --metric every profile request the monitor "
                  "holds is in use\n", path.c_str(), kMaxMetrics);
