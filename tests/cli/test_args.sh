@@ -113,6 +113,16 @@ grep -q "is a directory" err.txt || { cat err.txt; fail "profile -o DIR: the rea
 cannot_write "$work/missing/out" profile -o "$work/missing/out" -- "$gauss"
 cannot_write plain/out profile -o plain/out -- "$gauss"
 [[ ! -e "$work/missing" ]] || fail "something was left behind"
+# A file name longer than NAME_MAX (255 bytes); one of 251 bytes, which
+# leaves no room for the temporary name's 12 more, is written.
+long=$(printf 'a%.0s' $(seq 256))
+cannot_write "$long" profile -o "$long" -- "$gauss"
+grep -q "File name too long" err.txt || { cat err.txt; fail "profile -o of 256 bytes: not 'File name too long'"; }
+long=$(printf 'b%.0s' $(seq 248)).cg
+run 0 profile -o "$long" -- "$gauss"
+[[ -s $long ]] || fail "profile -o of 251 bytes: nothing written"
+[[ $(ls -A | grep -c tmp) == 0 ]] || fail "profile -o of 251 bytes: a temporary file was left"
+rm -f "$long"
 if [[ -n $cachesim ]]; then
   cannot_write "$work/missing/a.csv" hist --metric L1_DATA_READ_MISS -o "$work/missing/a.csv" -- "$cachesim"
   cannot_write "$work" hist --metric L1_DATA_READ_MISS --plot "$work" -- "$cachesim"

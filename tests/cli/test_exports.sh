@@ -104,6 +104,14 @@ step_instances=$(awk '/^ *[0-9,]+ .*:step$/ {gsub(/\([^)]*\)/, ""); gsub(",","",
   { cat threads.ann; fail "callgrind_annotate, two threads: step's inclusive instances $step_instances, expected 30"; }
 grep -q '(outside any region)' threads.ann || { cat threads.ann; fail "callgrind, two threads: no calls from outside"; }
 
+# --- A name that looks like OTF2 but is written in VTF3 is warned about;
+# the tables and the messages keep their order in one log file.
+"$mri" trace -o up.OTF2 -- "$app" steps 2 0 >upper.log 2>&1 || { cat upper.log; fail "mri trace -o up.OTF2"; }
+grep -q 'warning: up.OTF2 is written in VTF3' upper.log || { cat upper.log; fail "trace -o up.OTF2: no warning"; }
+"$mri" profile -o order.cg -- "$app" steps 2 0 >order.log 2>&1 || { cat order.log; fail "mri profile -o order.cg"; }
+table=$(grep -n '^all threads' order.log | cut -d: -f1) wrote=$(grep -n '^mri: wrote order.cg' order.log | cut -d: -f1)
+[[ -n $table && -n $wrote ]] && ((table < wrote)) || { cat order.log; fail "profile > log 2>&1: 'wrote' before the table"; }
+
 # --- A line break in an argument (the command line is in the file):
 # written as a space, not refused after the run.
 "$mri" profile -o callgrind.break -- "$app" steps 2 0 $'two\nlines' >break.txt 2>break.err ||

@@ -159,7 +159,12 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
   // replaced. The temporary file lives in that file's directory so that
   // the final rename(2) stays within one file system and is atomic.
   target_path_ = follow_symlinks(final_path);
-  std::string pattern = directory_of(target_path_) + "/." + base_name_of(target_path_) + ".tmp-XXXXXX";
+  // The temporary name is the final one's with 12 characters more; for a
+  // name the file system takes but that leaves no room for them (NAME_MAX,
+  // 255 bytes on Linux), a short one of its own.
+  const std::string base = base_name_of(target_path_);
+  const std::string temp_base = base.size() + 12 <= 255 ? "." + base + ".tmp-XXXXXX" : ".mri-tmp-XXXXXX";
+  std::string pattern = directory_of(target_path_) + "/" + temp_base;
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   const int fd = ::mkostemp(name.data(), O_CLOEXEC);
@@ -167,9 +172,12 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
     error = io_error("cannot create a file in", directory_of(target_path_), errno);
     return false;
   }
-  // mkostemp creates mode 0600; give the result the mode a plain creat()
-  // would have given it.
-  ::fchmod(fd, 0666 & ~current_umask());
+  // mkostemp creates mode 0600. A file that is replaced keeps its mode (a
+  // file the user made private stays so); a new one gets the mode a plain
+  // creat() would have given it.
+  struct stat old;
+  const bool replaces = ::stat(target_path_.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  ::fchmod(fd, replaces ? (old.st_mode & 07777) : (0666 & ~current_umask()));
   temp_path_ = name.data();
   return start(fd, final_path, false);
 }

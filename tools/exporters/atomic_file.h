@@ -23,8 +23,10 @@ unsigned current_umask();
 // `path` itself when it is no link.
 std::string follow_symlinks(std::string path);
 
-// Writes to "<dir>/.<name>.tmp-XXXXXX" and renames it to `final_path` in
-// commit() (to the file it names when it is a symbolic link). The destructor removes the temporary file unless commit()
+// Writes to "<dir>/.<name>.tmp-XXXXXX" (".mri-tmp-XXXXXX" when that would
+// be longer than a file name may be) and renames it to `final_path` in
+// commit() (to the file it names when it is a symbolic link), which keeps
+// the mode of a file it replaces. The destructor removes the temporary file unless commit()
 // succeeded. A stream target (is_stream_output(): "-", /dev/stdout,
 // /dev/fd/N, a FIFO, a terminal) is written directly instead: commit()
 // flushes and closes it, and nothing can be removed after a failure. Every failed write(2)/fsync/close is latched as the first

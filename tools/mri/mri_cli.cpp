@@ -11,12 +11,14 @@
 // (simulator/cachesim.h).
 #include <fcntl.h>
 #include <signal.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <climits>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -194,8 +196,14 @@ std::string unwritable_reason(const std::string& path, bool by_rename) {
   struct stat ds;
   if (::stat(dir.c_str(), &ds) != 0) return "directory " + dir + ": " + std::strerror(errno);
   if (!S_ISDIR(ds.st_mode)) return dir + " is not a directory";
+  if (path.size() - (slash == std::string::npos ? 0 : slash + 1) > NAME_MAX) return std::strerror(ENAMETOOLONG);
   if (by_rename || !exists) {
     if (::access(dir.c_str(), W_OK | X_OK) != 0) return "cannot create files in " + dir + ": " + std::strerror(errno);
+    // In a sticky directory (/tmp) only the file's owner, the directory's
+    // or root may replace a file (rename(2) fails with EPERM).
+    const uid_t me = ::geteuid();
+    if (exists && (ds.st_mode & S_ISVTX) && me != 0 && st.st_uid != me && ds.st_uid != me)
+      return "it belongs to another user, and " + dir + " is a sticky directory: only its owner can replace it";
   } else if (::access(path.c_str(), W_OK) != 0) {
     return std::strerror(errno);
   }
@@ -1611,6 +1619,10 @@ int cmd_trace(int argc, char** argv) {
     usage_error("%s", "--no-subregions needs --region NAME (without it every region is traced)");
   ex::TraceFormat fmt = ex::trace_format_for_path(output);
   if (!format.empty() && !ex::parse_trace_format(format, fmt)) usage_error("unknown trace format '%s' (vtf3, otf2)", format.c_str());
+  if (fmt == ex::TraceFormat::Vtf3 && output.size() >= 5 &&
+      strcasecmp(output.c_str() + output.size() - 5, ".otf2") == 0)
+    std::fprintf(stderr, "mri: warning: %s is written in VTF3 (text), which OTF2 readers cannot open: OTF2 is written "
+                 "with --format otf2, or for a name that ends in .otf2 in lower case\n", output.c_str());
   char** prog = argv + i;
   if (fmt == ex::TraceFormat::Vtf3) claim_stdout(output);  // OTF2 refuses a stream below
   if (MRI_Init() != MRI_OK) die("init");
@@ -2265,6 +2277,9 @@ int end_of_output(int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line, also into a file or a pipe: the tables (stdout) and the
+  // messages (stderr) then keep their order in `mri ... > log 2>&1`.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   survive_file_size_limit();
   survive_broken_pipe();
   if (argc < 2) usage_error("%s", "missing command");

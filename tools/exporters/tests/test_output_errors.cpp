@@ -92,6 +92,42 @@ TEST(OutputPaths, SymbolicLinkKeepsPointingAtItsFile) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"latest.out", "runs", "trace.vtf"}));
 }
 
+// A file that is replaced keeps its mode: a profile the user made private
+// (0640) does not come back readable by everyone. A new file gets 0666
+// less the umask.
+TEST(OutputPaths, ReplacedFileKeepsItsMode) {
+  ScratchDir dir;
+  { std::ofstream(dir / "private.out") << "old"; }
+  ASSERT_EQ(::chmod((dir / "private.out").c_str(), 0640), 0);
+  std::string error;
+  ASSERT_TRUE(write_callgrind(dir / "private.out", Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error)) << error;
+  auto vtf3 = make_vtf3_writer();
+  ASSERT_TRUE(vtf3->begin(dir / "new.vtf", testing::sample_definitions(1), error)) << error;
+  ASSERT_TRUE(vtf3->finish(error)) << error;
+  struct stat st;
+  ASSERT_EQ(::stat((dir / "private.out").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  ASSERT_EQ(::stat((dir / "new.vtf").c_str(), &st), 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(st.st_mode & 07777, 0666u & ~mask);
+}
+
+// A name of 250 bytes is a valid file name (NAME_MAX is 255), but the
+// temporary name ".<name>.tmp-XXXXXX" would not be: the writer then uses
+// a short temporary name of its own, and leaves nothing else behind.
+TEST(OutputPaths, LongestFileNamesAreWritten) {
+  ScratchDir dir;
+  const std::string name(250, 'a');
+  std::string error;
+  ASSERT_TRUE(write_callgrind(dir / name, Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error)) << error;
+  auto vtf3 = make_vtf3_writer();
+  const std::string trace = std::string(251, 'b');
+  ASSERT_TRUE(vtf3->begin(dir / trace, testing::sample_definitions(1), error)) << error;
+  ASSERT_TRUE(vtf3->finish(error)) << error;
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{name, trace}));
+}
+
 // --- the writers against a failing file system ----------------------------
 
 std::vector<TraceEvent> many_events(size_t count) {
