@@ -379,8 +379,8 @@ class Hierarchy {
 // Parses one line of `valgrind --tool=lackey --trace-mem=yes` output:
 //   "I  04222cac,3"   instruction fetch
 //   " L 04222cac,8"   load       " S ..." store       " M ..." modify
-// Lines starting with "==" or "--" (Valgrind's own messages) and empty
-// lines are skipped. Returns 1 and fills *out for a reference, 0 for a
+// Lines starting with "==", "--" or "###" (Valgrind's own messages) and
+// empty lines are skipped. Returns 1 and fills *out for a reference, 0 for a
 // skipped line, -1 with *error set (without the line number) otherwise.
 // Pure; thread-safe.
 int parse_lackey_line(std::string_view line, Access* out, std::string* error);

@@ -346,7 +346,10 @@ LevelCounters& LevelCounters::operator+=(const LevelCounters& o) {
 int parse_lackey_line(std::string_view line, Access* out, std::string* error) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (line.empty()) return 0;
+  // Valgrind's own lines: "==PID== ...", "--PID-- ...", and "### ..." (its
+  // DWARF reader's complaints, e.g. about DWARF 5 forms, in the same log).
   if (line.size() >= 2 && ((line[0] == '=' && line[1] == '=') || (line[0] == '-' && line[1] == '-'))) return 0;
+  if (line.size() >= 3 && line[0] == '#' && line[1] == '#' && line[2] == '#') return 0;
   AccessType type;
   size_t pos;
   if (line.size() > 3 && line[0] == 'I' && line[1] == ' ' && line[2] == ' ') {

@@ -35,6 +35,7 @@ TEST(Trace, ParsesLackeyLines) {
   EXPECT_EQ(a.type, mri::sim::kModify);
   EXPECT_EQ(parse("==18951== Lackey, an example Valgrind tool", &a, &error), 0);
   EXPECT_EQ(parse("--18951-- warning: L3 cache found", &a, &error), 0);
+  EXPECT_EQ(parse("### unhandled dwarf2 abbrev form code 0x25", &a, &error), 0);
   EXPECT_EQ(parse("", &a, &error), 0);
 }
 

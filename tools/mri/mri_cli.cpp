@@ -235,11 +235,22 @@ std::string writer_path(const std::string& path) {
 // files: device and inode when it exists, else its directory's real path
 // and its base name; "" when neither can be told (a stream, a missing
 // directory: check_output() reports those).
-std::string file_identity(const std::string& path) {
-  if (path.empty() || mri::exporters::output_descriptor(path) >= 0) return "";
+std::string file_identity(const std::string& given) {
+  if (given.empty() || mri::exporters::output_descriptor(given) >= 0) return "";
   struct stat st;
-  if (::stat(path.c_str(), &st) == 0)
+  if (::stat(given.c_str(), &st) == 0)
     return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  // A dangling symbolic link names the file it would create (the writers
+  // follow it): its target, taken from the link's directory when relative.
+  std::string path = given;
+  for (int hops = 0; hops < 40 && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+    std::vector<char> target(size_t(st.st_size > 0 ? st.st_size : 255) + 1);
+    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
+    if (n <= 0) break;
+    const std::string to(target.data(), size_t(n));
+    const size_t cut = path.find_last_of('/');
+    path = to.front() == '/' || cut == std::string::npos ? to : path.substr(0, cut + 1) + to;
+  }
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   char* real = ::realpath(dir.c_str(), nullptr);
@@ -2004,6 +2015,15 @@ void check_cache_level(const std::string& metric, int level, const std::string* 
   std::exit(2);
 }
 
+// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a
+// comma, a quote or a line break (names are the program's own strings).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 int cmd_hist(int argc, char** argv) {
   std::vector<std::string> seen;  // single-valued options given (once())
   std::string metric, data, csv, plot, config;
@@ -2026,6 +2046,7 @@ int cmd_hist(int argc, char** argv) {
       metric = value();
     } else if (a == "--data") {
       data = value();
+      if (data.empty()) usage_error("%s", "--data '' names no data structure (without --data: every registered one)");
     } else if (a == "--bins") {
       const std::string v = value();
       unsigned long long n = 0;
@@ -2079,6 +2100,10 @@ int cmd_hist(int argc, char** argv) {
   if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) die("--config");
   check_cache_level(metric, level, have_config ? &config : nullptr);
   load_program(prog);
+  // A program that ended before its first region (exit() there) published
+  // its regions and data structures, but nothing can be measured: said with
+  // its status, before --data or --region is looked up in it.
+  if (MRI_No_Wait() == MRI_APPLICATION_TERMINATED) ended_before_monitoring(prog[0]);
 
   std::vector<MRI_Region_Spec> regions;
   if (region_names.empty()) {
@@ -2124,7 +2149,14 @@ int cmd_hist(int argc, char** argv) {
         MRI_Data_Structure_Info info;
         if (MRI_Get_Data_Structure_Info(&all.data_structure[k], &info) == MRI_OK) bytes += info.size_bytes;
       }
-    if (all.nr_Elements > 0 && (unsigned long long)bins > bytes) {
+    if (all.nr_Elements == 0) {
+      std::fprintf(stderr, "mri: %s has registered no data structure before its first region: hist counts over "
+                   "the data structures registered when the run starts (Monitor_Register_Data() before the first "
+                   "annotated region)\n", prog[0]);
+      MRI_Finalize();
+      return 1;
+    }
+    if ((unsigned long long)bins > bytes) {
       std::fprintf(stderr, "mri: --bins %d: the %d data structures %s registered hold %llu bytes, and a bin covers at "
                    "least one byte: give at most %llu bins\n", bins, all.nr_Elements, prog[0], bytes, bytes);
       MRI_Finalize();
@@ -2170,7 +2202,9 @@ int cmd_hist(int argc, char** argv) {
 
   std::printf("\nmri hist: %s of %s in %s (%s), %d bins%s\nsimulated caches: %s\n\n", event.c_str(),
               data.empty() ? "every registered data structure" : data.c_str(), where.c_str(), program.c_str(),
-              h->nr_Elements, h->nr_Elements < bins ? " (fewer than asked: the last would be empty)" : "", caches);
+              h->nr_Elements,
+              h->nr_Elements < bins ? " (fewer than asked: bins are whole bytes wide and every bin holds data)" : "",
+              caches);
   std::printf("  %4s  %-20s  %-20s  %12s  %s\n", "bin", "address begin", "address end", event.c_str(), "data structures");
   for (int b = 0; b < h->nr_Elements; ++b) {
     const MRI_Histogram_Bin& e = h->element[b];
@@ -2195,7 +2229,7 @@ int cmd_hist(int argc, char** argv) {
         if (hi > lo) bytes += hi - lo;
       }
       text += std::to_string(b) + "," + hex(e.address_begin) + "," + hex(e.address_end) + "," +
-              std::to_string(bytes) + "," + std::to_string(e.value) + "," + bin_names(e, ";") + "\n";
+              std::to_string(bytes) + "," + std::to_string(e.value) + "," + csv_field(bin_names(e, ";")) + "\n";
     }
     if (!write_file(writer_path(csv), text, error)) {
       std::fprintf(stderr, "mri: cannot write %s: %s\n", csv.c_str(), error.c_str());

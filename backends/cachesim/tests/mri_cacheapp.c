@@ -56,6 +56,16 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
+ *   mri_cacheapp names
+ *
+ * Registers A under the name `A,"1"` (a comma and quotes: CSV must quote
+ * it) and, in region "sweep" inside "main", reads every double of A once.
+ *
+ *   mri_cacheapp late
+ *
+ * Registers nothing before its first region: in region "main", registers
+ * A, then reads it in region "sweep".
+ *
  *   mri_cacheapp park PATH [SPIN_MS [SLEEP_US]]
  *
  * Registers A; in region "main" starts a thread that enters region
@@ -261,6 +271,23 @@ static int forks(int rounds)
             return 1;
     }
     MONITOR_EXIT(r_main);
+    return 0;
+}
+
+/* The names and late modes (see the top). */
+static int read_a_once(int late)
+{
+    if (!late && Monitor_Register_Data("A,\"1\"", A, sizeof A, 0, __FILE__) != 0)
+        return 1;
+    MONITOR_ENTER(r_main);
+    if (late && MONITOR_DATA(A, sizeof A) != 0)
+        return 1;
+    MONITOR_ENTER(r_sweep);
+    double sum = 0;
+    for (int i = 0; i < A_DOUBLES; i++) sum += ((volatile double *)A)[i];
+    MONITOR_EXIT(r_sweep);
+    MONITOR_EXIT(r_main);
+    sink += sum;
     return 0;
 }
 
@@ -512,6 +539,8 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
+    if (argc == 2 && (strcmp(argv[1], "names") == 0 || strcmp(argv[1], "late") == 0))
+        return read_a_once(strcmp(argv[1], "late") == 0);
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
         return overlap();
     if (argc == 2 && strcmp(argv[1], "vector") == 0) {
@@ -522,7 +551,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if ((argc != 4 && argc != 5) || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | brief THREADS PASSES | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | brief THREADS PASSES | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | names | late | init_exit CODE\n",
                 argv[0]);
         return 2;
     }

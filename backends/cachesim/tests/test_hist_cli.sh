@@ -104,4 +104,22 @@ status=0
   { cat "$dir/fresh.out"; fail "--region fresh (never run)"; }
 grep -qF "mri: warning: no instance of the --region regions ended: the histogram counted nothing" "$dir/fresh.out" &&
   grep -q "total 0" "$dir/fresh.out" || { cat "$dir/fresh.out"; fail "--region fresh: no warning, or a count"; }
+
+# A name with a comma and quotes is one quoted CSV field (RFC 4180).
+"$mri" hist --metric L1_DATA_READ_MISS --bins 2 -o "$dir/names.csv" -- "$app" names > "$dir/names.out" 2>&1 ||
+  { cat "$dir/names.out"; fail "hist of a data structure named A,\"1\""; }
+grep -qF ',"A,""1"""' "$dir/names.csv" || fail "the name is not one quoted field: $(cat "$dir/names.csv")"
+python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(any(len(r) != 6 for r in rows) or rows[1][5] != "A,\"1\"")' \
+  "$dir/names.csv" || fail "a CSV reader does not read 6 fields with the name: $(cat "$dir/names.csv")"
+# No data structure registered before the first region: refused before the
+# run (the monitor would reject the request at the release, after it).
+expect_error "has registered no data structure before its first region" --metric L1_DATA_READ_MISS -- "$app" late
+grep -q "sweep" "$dir/err.out" && fail "late: the program's regions ran"
+# An empty --data is a usage error, not "every data structure".
+expect_error "--data '' names no data structure" --metric L1_DATA_READ_MISS --data '' -- "$app" sweep 1 1
+# --data of a program that ended before its first region: the end is said,
+# with the program's status, not that the name is not registered.
+status=0
+"$mri" hist --metric L1_DATA_READ_MISS --data A -- "$app" sweep 0 1 > "$dir/early.out" 2>&1 || status=$?
+grep -qF "before monitoring took effect" "$dir/early.out" || { cat "$dir/early.out"; fail "--data A, early end: not said"; }
 echo "mri hist: CSV, SVG and errors as expected"
