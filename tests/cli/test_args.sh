@@ -159,6 +159,10 @@ if [[ -n $cachesim ]]; then
   refused "mri: --plot '': an empty file name names no file" hist --metric L1_DATA_READ_MISS --plot '' -- "$cachesim"
   refused "mri: -o a.csv and --plot ./a.csv name one file" hist --metric L1_DATA_READ_MISS -o a.csv --plot ./a.csv -- "$cachesim"
   [[ ! -e a.csv ]] || fail "hist -o a.csv --plot ./a.csv: a.csv written"
+  ln -s a.csv link.csv  # dangling until a.csv is written
+  refused "mri: -o a.csv and --plot link.csv name one file" hist --metric L1_DATA_READ_MISS -o a.csv --plot link.csv -- "$cachesim"
+  [[ ! -e a.csv ]] || fail "hist -o a.csv --plot link.csv: a.csv written"
+  rm -f link.csv
 fi
 rm -f prog
 
