@@ -105,10 +105,14 @@ const char* kUsage =
   std::exit(1);
 }
 
+// The error, then the commands' synopsis (not the 50 lines that explain
+// every option: they would bury the one line that matters).
 [[noreturn]] void usage_error(const char* fmt, const char* arg) {
   std::fprintf(stderr, "mri: ");
   std::fprintf(stderr, fmt, arg);
-  std::fprintf(stderr, "\n%s", kUsage);
+  const char* synopsis_end = std::strstr(kUsage, "\n\n");
+  std::fprintf(stderr, "\n%.*s\n(mri --help explains every option)\n",
+               int(synopsis_end ? synopsis_end - kUsage : std::strlen(kUsage)), kUsage);
   std::exit(2);
 }
 
