@@ -42,11 +42,12 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # Regions of the table (rows after the column heads, up to the first blank line).
 table_regions() { awk '/^  region /{on=1; next} on && NF==0 {exit} on {print $1}' "$1" | sort; }
 # Names of the functions of a callgrind file ("fn=" blocks; a name is
-# written at its first mention, which may be a "cfn=").
+# written at its first mention, which may be a "cfn="), less the caller of
+# the threads' outermost regions, "(outside any region)".
 file_functions() {
   awk 'match($0, /^c?fn=\([0-9]+\)/) { id = substr($0, RSTART, RLENGTH); sub(/^c?fn=/, "", id)
          rest = substr($0, RLENGTH + 2); if (rest != "") name[id] = rest; if ($0 ~ /^fn=/) f[id] = 1 }
-       END { for (id in f) print name[id] }' "$1" | sort
+       END { for (id in f) if (name[id] != "(outside any region)") print name[id] }' "$1" | sort
 }
 # A column of the table row of a region: table_field FILE REGION FIELD.
 table_field() { awk -v r="$2" -v f="$3" '$1 == r { print $f; exit }' "$1"; }
