@@ -405,6 +405,11 @@ int main(int argc, char** argv) {
   references += used;
   progress.finish();
   if (!from_stdin) std::fclose(in);
+  // All zeros look like a result; an empty trace is more often a mistake
+  // (a redirection that sent lackey's log elsewhere).
+  if (references == 0)
+    std::fprintf(stderr, "mri-cachesim: warning: the trace holds no reference (is it lackey's log, "
+                 "--trace-mem=yes, sent to this input?): every count below is 0\n");
 
   // ---- summary
   std::printf("config: %s\n", mri::sim::format_config(config).c_str());

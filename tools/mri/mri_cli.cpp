@@ -1616,7 +1616,8 @@ int cmd_trace(int argc, char** argv) {
     } else if (a == "--format") {
       format = option_value(argc, argv, i, "vtf3 or otf2");
     } else if (a == "--region") {
-      region_names.push_back(option_value(argc, argv, i, "a region name"));
+      const std::string name = option_value(argc, argv, i, "a region name");
+      if (std::find(region_names.begin(), region_names.end(), name) == region_names.end()) region_names.push_back(name);
     } else if (a == "--no-subregions") {
       subregions = false;
     } else if (a == "--ring") {
@@ -2058,7 +2059,8 @@ int cmd_hist(int argc, char** argv) {
         usage_error("--bins: '%s' is not a bin count in 1..1024", v.c_str());
       bins = int(n);
     } else if (a == "--region") {
-      region_names.push_back(value());
+      const std::string name = value();  // once each: a repeat adds nothing
+      if (std::find(region_names.begin(), region_names.end(), name) == region_names.end()) region_names.push_back(name);
     } else if (a == "--config") {
       config = value();
       have_config = true;
