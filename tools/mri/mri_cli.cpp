@@ -2103,7 +2103,12 @@ int cmd_hist(int argc, char** argv) {
     MRI_Finalize();
     return 2;
   }
-  if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) die("--config");
+  if (have_config && MRI_Set_Cache_Configuration(config.c_str()) != MRI_OK) {
+    // A value of the command line: status 2, as for mri-cachesim --config.
+    std::fprintf(stderr, "mri: --config: %s\n", MRI_Get_Error_Message());
+    MRI_Finalize();
+    return 2;
+  }
   check_cache_level(metric, level, have_config ? &config : nullptr);
   load_program(prog);
   // A program that ended before its first region (exit() there) published

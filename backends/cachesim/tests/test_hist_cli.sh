@@ -91,6 +91,9 @@ misses=$(awk '/:sweep$/ { gsub(/\([^)]*\)/, ""); gsub(",", "", $4); print $4 }' 
 expect_error "--bins: '2000' is not a bin count" --metric L1_DATA_READ_MISS --bins 2000 -- "$app" sweep 1 1
 expect_error "at most one bin per byte" --metric L1_DATA_READ_MISS --data C --bins 100 -- "$app" sweep 1 1
 expect_error "L2: 48 sets is not a power of two" --metric L1_DATA_READ_MISS --config "L1:32K,8,64;L2:48K,16,64" -- "$app" sweep 1 1
+status=0
+"$mri" hist --metric L1_DATA_READ_MISS --config "L1:32K,8,64;L2:48K,16,64" -- "$app" sweep 1 1 > /dev/null 2>&1 || status=$?
+[ "$status" = 2 ] || fail "a malformed --config: status $status, expected 2 (a bad command line)"
 expect_error "hist needs --metric" -- "$app" sweep 1 1
 
 # The request applied at the release, but the program exits before any
