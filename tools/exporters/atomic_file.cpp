@@ -60,6 +60,10 @@ unsigned current_umask() {
   return 022;
 }
 
+}  // namespace mri::exporters::detail
+
+namespace mri::exporters {
+
 std::string follow_symlinks(std::string path) {
   for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit (ELOOP)
     struct stat st;
@@ -68,14 +72,10 @@ std::string follow_symlinks(std::string path) {
     const ssize_t n = ::readlink(path.c_str(), text.data(), text.size());
     if (n <= 0 || size_t(n) >= text.size()) return path;
     const std::string target(text.data(), size_t(n));
-    path = target[0] == '/' ? target : directory_of(path) + "/" + target;
+    path = target[0] == '/' ? target : detail::directory_of(path) + "/" + target;
   }
   return path;
 }
-
-}  // namespace mri::exporters::detail
-
-namespace mri::exporters {
 
 int output_descriptor(const std::string& path) {
   if (path == "-" || path == "/dev/stdout") return 1;

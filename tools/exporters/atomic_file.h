@@ -18,10 +18,6 @@ std::string base_name_of(const std::string& path);
 std::string io_error(const std::string& what, const std::string& path, int err);
 // The process's file creation mask, read without changing it.
 unsigned current_umask();
-// `path` with its symbolic links followed (a relative link is taken from
-// the link's directory; a dangling link gives the file it would create);
-// `path` itself when it is no link.
-std::string follow_symlinks(std::string path);
 
 // Writes to "<dir>/.<name>.tmp-XXXXXX" (".mri-tmp-XXXXXX" when that would
 // be longer than a file name may be) and renames it to `final_path` in

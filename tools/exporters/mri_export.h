@@ -174,6 +174,12 @@ int output_descriptor(const std::string& path);
 // rename, and cannot take back what they wrote when they fail later; an
 // OTF2 archive (two files and a directory) cannot go to one. Thread safe.
 bool is_stream_output(const std::string& path);
+// The file the writers write for `path`: its symbolic links followed (a
+// relative link is taken from the link's directory; a dangling link gives
+// the file it would create); `path` itself when it is no link. A file
+// that replaces another is written next to that file and renamed over it,
+// so the link keeps pointing where it did.
+std::string follow_symlinks(std::string path);
 
 enum class TraceFormat { Vtf3, Otf2 };
 

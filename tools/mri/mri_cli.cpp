@@ -241,20 +241,11 @@ std::string writer_path(const std::string& path) {
 // directory: check_output() reports those).
 std::string file_identity(const std::string& given) {
   if (given.empty() || mri::exporters::output_descriptor(given) >= 0) return "";
+  // The file the writers write: a symbolic link's, also a dangling one's.
+  const std::string path = mri::exporters::follow_symlinks(given);
   struct stat st;
-  if (::stat(given.c_str(), &st) == 0)
+  if (::stat(path.c_str(), &st) == 0)
     return "inode " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-  // A dangling symbolic link names the file it would create (the writers
-  // follow it): its target, taken from the link's directory when relative.
-  std::string path = given;
-  for (int hops = 0; hops < 40 && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
-    std::vector<char> target(size_t(st.st_size > 0 ? st.st_size : 255) + 1);
-    const ssize_t n = ::readlink(path.c_str(), target.data(), target.size() - 1);
-    if (n <= 0) break;
-    const std::string to(target.data(), size_t(n));
-    const size_t cut = path.find_last_of('/');
-    path = to.front() == '/' || cut == std::string::npos ? to : path.substr(0, cut + 1) + to;
-  }
   const size_t slash = path.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   char* real = ::realpath(dir.c_str(), nullptr);
