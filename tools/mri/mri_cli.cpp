@@ -281,6 +281,11 @@ void check_not_program(const std::string& option, const std::string& path, const
                           .c_str());
 }
 
+// A --region value of mri trace or hist, once: a repeat adds nothing.
+void add_region_name(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
 // Ends mri with status 1 before anything ran when `path` cannot be written.
 void check_output(const std::string& path, bool by_rename) {
   if (path.empty()) return;
@@ -1607,8 +1612,7 @@ int cmd_trace(int argc, char** argv) {
     } else if (a == "--format") {
       format = option_value(argc, argv, i, "vtf3 or otf2");
     } else if (a == "--region") {
-      const std::string name = option_value(argc, argv, i, "a region name");
-      if (std::find(region_names.begin(), region_names.end(), name) == region_names.end()) region_names.push_back(name);
+      add_region_name(region_names, option_value(argc, argv, i, "a region name"));
     } else if (a == "--no-subregions") {
       subregions = false;
     } else if (a == "--ring") {
@@ -2050,8 +2054,7 @@ int cmd_hist(int argc, char** argv) {
         usage_error("--bins: '%s' is not a bin count in 1..1024", v.c_str());
       bins = int(n);
     } else if (a == "--region") {
-      const std::string name = value();  // once each: a repeat adds nothing
-      if (std::find(region_names.begin(), region_names.end(), name) == region_names.end()) region_names.push_back(name);
+      add_region_name(region_names, value());
     } else if (a == "--config") {
       config = value();
       have_config = true;
