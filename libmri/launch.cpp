@@ -437,8 +437,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   // status follows within moments, and the caller's first look at the
   // status shows it, as after MRI_Wait().
   if (sync::load(a.state) == uint32_t(proto::AppState::kTerminated)) {
-    const auto reason = proto::StopReason(sync::load(a.stop_reason));
-    if (reason != proto::StopReason::kExec && reason != proto::StopReason::kExecFailed) await_exit_status(2000);
+    if (!ended_at_exec(sync::load(a.stop_reason))) await_exit_status(2000);
   }
   read_program_name();
   if (read_static_information() != MRI_OK) {
@@ -471,8 +470,7 @@ int finish_application() {
     }
     // After an exec() nobody answers the command: no grace.
     const bool replaced = h && sync::load(h->app.state) == uint32_t(proto::AppState::kTerminated) &&
-                          (sync::load(h->app.stop_reason) == uint32_t(proto::StopReason::kExec) ||
-                           sync::load(h->app.stop_reason) == uint32_t(proto::StopReason::kExecFailed));
+                          ended_at_exec(sync::load(h->app.stop_reason));
     const uint64_t deadline = sync::monotonic_ns() + (replaced ? 0 : uint64_t(kFinishGraceMs) * 1000000ull);
     while (!child_exited()) {
       if (sync::monotonic_ns() > deadline) {

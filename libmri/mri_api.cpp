@@ -250,8 +250,7 @@ int wait_status(const char* name, int64_t timeout_ms) {
     const MRI_Application_Status st = current_status();
     if (st != MRI_APPLICATION_RUNNING) {
       if (st == MRI_APPLICATION_TERMINATED) {
-        const uint32_t reason = snapshot().reason;
-        if (reason == uint32_t(proto::StopReason::kExec) || reason == uint32_t(proto::StopReason::kExecFailed)) {
+        if (ended_at_exec(snapshot().reason)) {
           // Monitoring ended at an exec(); the process runs the new image
           // until it ends (or the caller's timeout).
           const uint64_t now = sync::monotonic_ns();
@@ -832,7 +831,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
       if (s.reaped && WIFEXITED(s.wait_status)) info->exit_code = WEXITSTATUS(s.wait_status);
     }
     if (s.finish_requested && reason == proto::StopReason::kTerminatedByTool) info->reason = MRI_STOP_TERMINATED_BY_TOOL;
-    if (reason == proto::StopReason::kExec || reason == proto::StopReason::kExecFailed) {
+    if (ended_at_exec(uint32_t(reason))) {
       info->exec_replaced = reason == proto::StopReason::kExec ? 1 : 2;
       if (!s.reaped) info->reason = MRI_STOP_EXEC;
       const uint64_t end = sync::load(a.end_ticks), epoch = sync::load(a.trace_epoch);

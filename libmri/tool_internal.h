@@ -201,6 +201,12 @@ struct LoadInputs {
 // `in` filled, or MRI_Error with the reason, changing nothing.
 int check_load(const char* path, LoadInputs& in);
 int load_application(const LoadInputs& in, char* const argv[]);
+// Whether a stop reason says monitoring ended at an exec() (which then
+// replaced the program, or failed after monitoring had ended for it): the
+// process runs on, unmonitored, and nobody answers commands.
+inline bool ended_at_exec(uint32_t reason) {
+  return reason == uint32_t(proto::StopReason::kExec) || reason == uint32_t(proto::StopReason::kExecFailed);
+}
 // The process that attached, when it is not the one the tool started (a
 // wrapper started it without exec()), while it is attached and alive; 0
 // otherwise.
