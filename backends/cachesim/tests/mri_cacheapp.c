@@ -66,7 +66,7 @@
  * Registers nothing before its first region: in region "main", registers
  * A, then reads it in region "sweep".
  *
- *   mri_cacheapp park PATH [SPIN_MS [SLEEP_US]]
+ *   mri_cacheapp park PATH [SPIN_MS [SLEEP_US [REST_MS]]]
  *
  * Registers A; in region "main" starts a thread that enters region
  * "worker", reads 2048 doubles of an unregistered array, waits until file
@@ -83,7 +83,9 @@
  * SLEEP_US too, the spin comes in slices of 0.2 ms, each after a sleep of
  * SLEEP_US (nanosleep): a tool that ends the program meanwhile most
  * likely finds it asleep in a system call, between slices of program
- * code.
+ * code. With REST_MS too, the worker then sleeps REST_MS (one nanosleep)
+ * before it enters "after": a tool that ends the program during the spin
+ * finds it running, and then blocked.
  *
  *   mri_cacheapp init_exit CODE
  *
@@ -351,8 +353,9 @@ static long thread_cpu_ns(void)
     return t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
-static int spin_ms;         /* read before the worker starts */
-static struct timespec nap; /* the same: the sleep before each slice of the spin (none: 0) */
+static int spin_ms;          /* read before the worker starts */
+static struct timespec nap;  /* the same: the sleep before each slice of the spin (none: 0) */
+static struct timespec rest; /* the same: the sleep after the spin (none: 0) */
 
 static void *park_worker(void *arg)
 {
@@ -380,6 +383,8 @@ static void *park_worker(void *arg)
         while (thread_cpu_ns() < slice) {
         }
     }
+    if (rest.tv_sec != 0 || rest.tv_nsec != 0)
+        nanosleep(&rest, NULL);
     MONITOR_ENTER(r_after);
     MONITOR_EXIT(r_after);
     MONITOR_EXIT(r_worker);
@@ -507,18 +512,25 @@ int main(int argc, char **argv)
         }
         return forks(rounds);
     }
-    if (argc >= 3 && argc <= 5 && strcmp(argv[1], "park") == 0) {
+    if (argc >= 3 && argc <= 6 && strcmp(argv[1], "park") == 0) {
         spin_ms = argc >= 4 ? atoi(argv[3]) : 0;
         if (spin_ms < 0 || spin_ms > 10000) {
             fprintf(stderr, "%s: SPIN_MS from 0 to 10000\n", argv[0]);
             return 2;
         }
-        const int sleep_us = argc == 5 ? atoi(argv[4]) : 0;
+        const int sleep_us = argc >= 5 ? atoi(argv[4]) : 0;
         if (sleep_us < 0 || sleep_us > 999999) {
             fprintf(stderr, "%s: SLEEP_US from 0 to 999999\n", argv[0]);
             return 2;
         }
         nap.tv_nsec = 1000L * sleep_us;
+        const int rest_ms = argc == 6 ? atoi(argv[5]) : 0;
+        if (rest_ms < 0 || rest_ms > 10000) {
+            fprintf(stderr, "%s: REST_MS from 0 to 10000\n", argv[0]);
+            return 2;
+        }
+        rest.tv_sec = rest_ms / 1000;
+        rest.tv_nsec = 1000000L * (rest_ms % 1000);
         return park(argv[2]);
     }
     if (argc == 4 && strcmp(argv[1], "signals") == 0) {
@@ -551,7 +563,7 @@ int main(int argc, char **argv)
         return vector();
     }
     if ((argc != 4 && argc != 5) || strcmp(argv[1], "sweep") != 0) {
-        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | brief THREADS PASSES | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US]] | signals PASSES PATH | straddle | overlap | vector | names | late | init_exit CODE\n",
+        fprintf(stderr, "usage: %s sweep PASSES THREADS [STACK_KIB] | realloc ROUNDS | brief THREADS PASSES | fork ROUNDS | park PATH [SPIN_MS [SLEEP_US [REST_MS]]] | signals PASSES PATH | straddle | overlap | vector | names | late | init_exit CODE\n",
                 argv[0]);
         return 2;
     }

@@ -328,12 +328,18 @@ static void finish_inside_a_sweep(void)
     assert_int_equal(st.reason, MRI_STOP_TERMINATED_BY_TOOL);
 }
 
-/* What monitor_message says when the end gave up on one running thread. */
+/* What monitor_message says when the end gave up on one running thread,
+ * and when it passed one that ran during its wait and then blocked. */
 #define GAVE_UP_ON_ONE "the end gave up after 100 ms on 1 thread still running program code"
+#define PASSED_ONE "the end passed 1 thread that ran during its wait and then did not run for 5 ms"
 
 /* On a loaded machine (the sanitizer suites run two tests at a time) the
- * program may reach no event in the 100 ms the end waits: its last batch
- * is then lost, and the monitor must say so. After an end that lost
+ * program may reach no event in the 100 ms the end waits, or its host may
+ * keep a sleeping thread from waking for longer than the end's 5 ms of
+ * quiet: its last batch is then lost, and the monitor must say so (in one
+ * ThreadSanitizer run, before that message, the end passed the worker of
+ * test_thread_asleep_at_the_end_is_waited_for silently: 896 misses of
+ * 1024). After an end that lost
  * references (`lost`), whether to run the test again: only when the
  * monitor said so and tries are left (the session finalized for the next
  * try); a batch lost without the message, or in every try, fails. */
@@ -342,7 +348,8 @@ static int try_again_after_giving_up(int lost, int attempt)
 {
     MRI_Application_Status_Info st;
     assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
-    if (!lost || attempt >= FINISH_TRIES || !strstr(st.monitor_message, GAVE_UP_ON_ONE))
+    if (!lost || attempt >= FINISH_TRIES ||
+        (!strstr(st.monitor_message, GAVE_UP_ON_ONE) && !strstr(st.monitor_message, PASSED_ONE)))
         return 0;
     print_message("try %d of %d: %s\n", attempt, FINISH_TRIES, st.monitor_message);
     assert_int_equal(MRI_Finalize(), MRI_OK);
@@ -388,18 +395,19 @@ static void test_finish_ends_the_open_instances(void **state)
 
 static const MRI_Histogram_Request_Results *hist_data(MRI_Request_ID id);
 
-/* mri_cacheapp's park mode (SPIN_MS "0": none; SLEEP_US "0": none):
- * stops it at "fresh", lets its worker read A and waits, polling every
- * 0.1 ms, until the worker has removed the file that let it go, after its
- * reads. Then the caller ends the program; *in_worker has the worker's L1
- * read misses of A. */
-static void release_the_park_worker_after(const char *spin_ms, const char *sleep_us, MRI_Request_ID *in_worker)
+/* mri_cacheapp's park mode (SPIN_MS "0": none; SLEEP_US "0": none;
+ * REST_MS "0": none): stops it at "fresh", lets its worker read A and
+ * waits, polling every 0.1 ms, until the worker has removed the file that
+ * let it go, after its reads. Then the caller ends the program; *in_worker
+ * has the worker's L1 read misses of A. */
+static void release_the_park_worker_to_rest(const char *spin_ms, const char *sleep_us, const char *rest_ms,
+                                            MRI_Request_ID *in_worker)
 {
     char dir[] = "/tmp/mri_cacheapp_park_XXXXXX";
     assert_non_null(mkdtemp(dir));
     char go[sizeof dir + 8];
     snprintf(go, sizeof go, "%s/go", dir);
-    char *argv[] = {(char *)cacheapp(), (char *)"park", go, (char *)spin_ms, (char *)sleep_us, NULL};
+    char *argv[] = {(char *)cacheapp(), (char *)"park", go, (char *)spin_ms, (char *)sleep_us, (char *)rest_ms, NULL};
     load_mode(argv);
     *in_worker = cache_aggregate(MRI_LC1_DATA_READ_MISS, "worker", "A", MRI_SUM);
     MRI_Region_Spec fresh = region("fresh");
@@ -411,6 +419,11 @@ static void release_the_park_worker_after(const char *spin_ms, const char *sleep
     for (int i = 0; access(go, F_OK) == 0 && i < 200000; i++) usleep(100);
     assert_int_not_equal(access(go, F_OK), 0);
     rmdir(dir);
+}
+
+static void release_the_park_worker_after(const char *spin_ms, const char *sleep_us, MRI_Request_ID *in_worker)
+{
+    release_the_park_worker_to_rest(spin_ms, sleep_us, "0", in_worker);
 }
 
 static void release_the_park_worker(const char *spin_ms, MRI_Request_ID *in_worker)
@@ -474,7 +487,7 @@ static void test_thread_running_at_the_end_is_waited_for(void **state)
  * (and in one CI run, the worker of
  * test_end_that_gives_up_on_a_thread_says_so, caught in its unlink under
  * I/O load). The end now counts a thread that used CPU time since its
- * last look as running, and ends its wait after 10 looks, over 1 ms at
+ * last look as running, and ends its wait after 10 looks, over 5 ms at
  * least, that saw none (libmonitor/session.cpp). */
 static void test_thread_asleep_at_the_end_is_waited_for(void **state)
 {
@@ -487,6 +500,37 @@ static void test_thread_asleep_at_the_end_is_waited_for(void **state)
             break;
     }
     assert_int_equal((long)thread_value(in_worker, 1), kLinesA);
+}
+
+/* The same with a worker that runs 30 ms of CPU time without an event,
+ * then sleeps 1 s before its next: the end finds it running, waits, and
+ * after 5 ms without it running passes it as blocked (it may be blocked
+ * for good, on a lock the parked threads hold). The references it
+ * recorded since its last hand-over are lost, and the monitor's message
+ * says so. Before, nothing told the tool. The end may also come after
+ * the spin, never see the worker run and say nothing: then the test
+ * tries again (at most three times in all). */
+static void test_end_that_passes_a_thread_that_ran_says_so(void **state)
+{
+    (void)state;
+    MRI_Request_ID in_worker;
+    MRI_Application_Status_Info st;
+    for (int attempt = 1;; attempt++) {
+        release_the_park_worker_to_rest("30", "0", "1000", &in_worker);
+        assert_int_equal(MRI_Application_Finish(), MRI_OK);
+        assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+        if (strstr(st.monitor_message, PASSED_ONE) || attempt == FINISH_TRIES)
+            break;
+        print_message("try %d of %d: the end did not see the worker run (\"%s\")\n", attempt, FINISH_TRIES,
+                      st.monitor_message);
+        assert_int_equal(MRI_Finalize(), MRI_OK);
+    }
+    print_message("%s\n", st.monitor_message);
+    assert_non_null(strstr(st.monitor_message, PASSED_ONE ": the references each recorded since its last event "
+                                                          "(up to 4096) may not be simulated"));
+    const long misses = (long)thread_value(in_worker, 1);
+    assert_true(misses < kLinesA);
+    assert_true(misses >= kLinesA / 2);
 }
 
 /* The same with a worker that runs 1 s of CPU time without an event: the
@@ -1322,6 +1366,7 @@ int main(void)
         cmocka_unit_test_teardown(test_thread_parked_at_an_enter_keeps_its_references, teardown),
         cmocka_unit_test_teardown(test_thread_running_at_the_end_is_waited_for, teardown),
         cmocka_unit_test_teardown(test_thread_asleep_at_the_end_is_waited_for, teardown),
+        cmocka_unit_test_teardown(test_end_that_passes_a_thread_that_ran_says_so, teardown),
         cmocka_unit_test_teardown(test_end_that_gives_up_on_a_thread_says_so, teardown),
         cmocka_unit_test_teardown(test_data_structure_ended_and_registered_again, teardown),
         cmocka_unit_test_teardown(test_histograms, teardown),
