@@ -429,9 +429,12 @@ MRI_Region_Spec find_region(const std::string& value) {
   if (!v.at)
     std::fprintf(stderr, "mri: --region %s: %zu regions have this name; name one of %s\n", value.c_str(),
                  named.size(), which.c_str());
+  else if (matching.empty())
+    std::fprintf(stderr, "mri: --region %s: no region named \"%s\" is at %s; the regions of this name: %s\n",
+                 value.c_str(), name.c_str(), value.c_str() + name.size() + 1, which.c_str());
   else
-    std::fprintf(stderr, "mri: --region %s: %s of the regions named \"%s\" (%s)\n", value.c_str(),
-                 matching.empty() ? "none" : "more than one", name.c_str(), which.c_str());
+    std::fprintf(stderr, "mri: --region %s: %zu regions named \"%s\" are at %s; name one of %s\n", value.c_str(),
+                 matching.size(), name.c_str(), value.c_str() + name.size() + 1, which.c_str());
   MRI_Finalize();
   std::exit(1);
 }
