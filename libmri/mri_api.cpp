@@ -206,19 +206,35 @@ MRI_Request_ID add_request(Request&& r) {
 // it (e.g. MRI_Stop right after MRI_Start). Waits for the acknowledgement
 // of the previous one, at most 2 s (the application may be busy outside
 // monitored code; then the newer command wins).
-void await_ack() {
+// Returns whether the application acknowledged the last command (false:
+// it did not within 2 s, or it ended).
+bool await_ack() {
   const proto::AppControl& a = s.view.header()->app;
   const uint64_t deadline = sync::monotonic_ns() + 2'000'000'000ull;
   for (;;) {
     const uint32_t seq = sync::load(a.status_seq);
-    if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return;
-    if (child_exited() || sync::monotonic_ns() > deadline) return;
+    if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return true;
+    if (child_exited() || sync::monotonic_ns() > deadline) return false;
     sync::futex_wait_shared(const_cast<uint32_t*>(&a.status_seq), seq, 5'000'000);
   }
 }
 
+// A release (MRI_Start, MRI_Start_Stop) that the application never took
+// and a later command replaced: it is not an iteration. Its number goes
+// back, and so does every request's record that it measured that
+// iteration (counter rotation follows the number at the next release).
+void withdraw_release() {
+  for (auto& [id, r] : s.requests)
+    if (!r.measured.empty() && r.measured.back() == s.iteration) {
+      r.measured.pop_back();
+      r.measured_restarted = true;  // no longer only grown: hand_out_measured() copies it whole
+    }
+  --s.iteration;
+}
+
 void send_command(proto::Command cmd, int32_t breakpoint) {
-  await_ack();
+  if (!await_ack() && s.last_cmd == proto::Command::kRun && !child_exited()) withdraw_release();
+  s.last_cmd = cmd;
   proto::ToolControl& tc = s.view.header()->tool;
   sync::store(tc.cmd, uint32_t(cmd));
   sync::store(tc.breakpoint, breakpoint);

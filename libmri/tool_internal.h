@@ -115,6 +115,7 @@ struct Session {
   std::deque<RegionEntry> regions;
   std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
+  proto::Command last_cmd = proto::Command::kNone;  // sent by send_command()
   unsigned iteration = 0;                 // releases in this run
   bool rotation = false;                  // MRI_Set_Counter_Rotation
   bool finish_requested = false;

@@ -640,6 +640,43 @@ static void test_terminate_a_frozen_program(void **state)
     assert_int_equal(st.signal_caught, 0);
 }
 
+/* A release the program never took is not an iteration: at a breakpoint
+ * stop the program is frozen (SIGSTOP, as by Ctrl-Z), MRI_Start() sends
+ * the release and MRI_Stop(), after 2 s without an acknowledgement,
+ * replaces it; the program, thawed, stays stopped. The request lists the
+ * one release it measured, and the next release is numbered 2. Before,
+ * the withdrawn release counted: iterations {1, 2}, and the next was 3
+ * while the program had run twice. */
+static void test_release_never_taken_is_not_counted(void **state)
+{
+    (void)state;
+    load("forever", NULL);
+    MRI_Region_Spec step = region("step");
+    MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Application_Status_Info st = run_to_breakpoint(&step);
+    assert_int_equal(kill(st.pid, SIGSTOP), 0);
+    assert_int_equal(MRI_Start(), MRI_OK);
+    assert_int_equal(MRI_Stop(), MRI_OK); /* after 2 s: replaces the release */
+    assert_int_equal(kill(st.pid, SIGCONT), 0);
+    assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+    usleep(100 * 1000); /* had the program taken the release, it would run now */
+    assert_int_equal(MRI_No_Wait(), MRI_APPLICATION_STOPPED);
+    const MRI_Aggregate_Request_Results *r = agg_data(inst);
+    assert_int_equal((long)agg_total(inst), 1);
+    assert_int_equal(r->nr_Measured_Iterations, 1);
+    assert_int_equal(r->measured_iteration[0], 1);
+    MRI_Application_Status_Info after;
+    assert_int_equal(MRI_Get_Application_Status(&after), MRI_OK);
+    assert_int_equal(after.stops, st.stops);
+    /* The next release is the program's second. */
+    run_to_breakpoint(&step);
+    r = agg_data(inst);
+    assert_int_equal((long)agg_total(inst), 2);
+    assert_int_equal(r->nr_Measured_Iterations, 2);
+    assert_int_equal(r->measured_iteration[1], 2);
+    MRI_Application_Finish();
+}
+
 static void test_crash_keeps_results(void **state)
 {
     (void)state;
@@ -1477,6 +1514,7 @@ int main(void)
         cmocka_unit_test_teardown(test_every_thread_stops, teardown),
         cmocka_unit_test_teardown(test_terminate_while_stopped, teardown),
         cmocka_unit_test_teardown(test_terminate_a_frozen_program, teardown),
+        cmocka_unit_test_teardown(test_release_never_taken_is_not_counted, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
