@@ -111,8 +111,11 @@ void fill_counter_information(MRI_HW_Info* info) {
   if (papi::init(why)) {
     info->nr_Hardware_Counters = papi::hardware_counters();
     const std::string tables = papi::forced_cpu_tables();
-    std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s%s%s", papi::version().c_str(),
-                  tables.empty() ? "" : ", CPU events of ", tables.c_str());
+    // On a machine whose kernel has no CPU PMU, PAPI's counters are its
+    // tables' (6 for amd64_fam19h_zen4): say so.
+    std::snprintf(info->counter_source, sizeof info->counter_source, "PAPI %s%s%s%s", papi::version().c_str(),
+                  tables.empty() ? "" : ", CPU events of ", tables.c_str(),
+                  papi::cpu_pmu_absent() ? "; no CPU PMU" : "");
   } else {
     info->nr_Hardware_Counters = 0;
     std::snprintf(info->counter_source, sizeof info->counter_source, "absent: %s",

@@ -1,11 +1,14 @@
 #include "mri_papi.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
+#include <strings.h>
 #include <vector>
 
 #ifdef MRI_HAVE_PAPI
@@ -43,6 +46,42 @@ std::string papi_error(int code) { return std::string(PAPI_strerror(code)) + " (
 // PAPI_event_name_to_code: its parser copies them into a fixed buffer, and
 // from about 8 KiB on glibc's fortify check aborts the process.
 bool too_long_for_papi(const std::string& name) { return name.size() >= PAPI_HUGE_STR_LEN; }
+
+// The kernel's software events that happen in the kernel itself, not in
+// the program's code: context switches (also between cgroups) and
+// migrations between CPUs. PAPI
+// counts in user mode unless told otherwise, and there such an event never
+// happens: it reads 0 (20 sleeps, 0 context switches). They are counted
+// in both modes instead (`:u=1:k=1`), where the kernel allows this user
+// to count kernel events (root or CAP_PERFMON, or kernel.perf_event_paranoid
+// at 1 or less); elsewhere they are unavailable, with that reason. A name
+// with modifiers of its own (perf::CS:u=1) is counted as written.
+bool happens_in_the_kernel(const std::string& name) {
+  static const char* const kKernelSide[] = {"CONTEXT-SWITCHES", "CS",         "PERF_COUNT_SW_CONTEXT_SWITCHES",
+                                            "CPU-MIGRATIONS",   "MIGRATIONS", "PERF_COUNT_SW_CPU_MIGRATIONS",
+                                            "CGROUP-SWITCHES",  "PERF_COUNT_SW_CGROUP_SWITCHES"};
+  constexpr std::string_view kPrefix = "perf::";
+  if (name.size() <= kPrefix.size() || strncasecmp(name.c_str(), kPrefix.data(), kPrefix.size()) != 0) return false;
+  const char* event = name.c_str() + kPrefix.size();
+  for (const char* k : kKernelSide)
+    if (strcasecmp(event, k) == 0) return true;
+  return false;
+}
+
+// The name given to PAPI for `name` (see happens_in_the_kernel).
+std::string counted_name(const std::string& name) {
+  return happens_in_the_kernel(name) ? name + ":u=1:k=1" : name;
+}
+
+// kernel.perf_event_paranoid, or -1 when it cannot be read.
+int perf_event_paranoid() {
+  int level = -1;
+  if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_paranoid", "r")) {
+    if (std::fscanf(f, "%d", &level) != 1) level = -1;
+    std::fclose(f);
+  }
+  return level;
+}
 
 #ifdef MRI_HAVE_LIBPFM
 // PAPI's perf_event component starts only when libpfm4 has event tables for
@@ -164,6 +203,18 @@ int hardware_counters() {
   return n > 0 ? n : 0;
 }
 
+bool cpu_pmu_absent() {
+#if defined(__x86_64__) || defined(__i386__)
+  const std::string devices = "/sys/bus/event_source/devices/";
+  if (access(devices.c_str(), F_OK) != 0) return false;
+  for (const char* pmu : {"cpu", "cpu_core", "cpu_atom"})
+    if (access((devices + pmu).c_str(), F_OK) == 0) return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
 EventCheck check_event(const std::string& name, std::string& why) {
   if (!init(why)) return EventCheck::kUnavailable;
   if (too_long_for_papi(name)) {
@@ -176,6 +227,10 @@ EventCheck check_event(const std::string& name, std::string& why) {
     why = "PAPI knows no event \"" + name + "\" (see mri info or papi_avail / papi_native_avail)";
     if (!g_component_off.empty()) why += "; " + g_component_off;
     return EventCheck::kUnknown;
+  }
+  if (happens_in_the_kernel(name) && PAPI_event_name_to_code(counted_name(name).c_str(), &code) != PAPI_OK) {
+    why = name + " cannot be counted on this machine (PAPI takes no kernel-mode modifier for it)";
+    return EventCheck::kUnavailable;
   }
   if (PAPI_query_event(code) != PAPI_OK) {
     why = name + " cannot be counted on this machine (PAPI: the event does not exist here)";
@@ -192,6 +247,14 @@ EventCheck check_event(const std::string& name, std::string& why) {
   if (es != PAPI_NULL) {
     PAPI_cleanup_eventset(es);
     PAPI_destroy_eventset(&es);
+  }
+  if (rc != PAPI_OK && happens_in_the_kernel(name) && rc == PAPI_EPERM) {
+    const int paranoid = perf_event_paranoid();
+    why = name + " happens inside the kernel, and this user may not count kernel events" +
+          (paranoid >= 0 ? " (kernel.perf_event_paranoid is " + std::to_string(paranoid) + ")" : std::string()) +
+          ": root, CAP_PERFMON or kernel.perf_event_paranoid at 1 or less allows it; counted in user mode (" + name +
+          ":u=1) it reads 0";
+    return EventCheck::kUnavailable;
   }
   if (rc != PAPI_OK) {
     why = name + " cannot be counted on this machine (PAPI: " + papi_error(rc) + ")";
@@ -246,7 +309,7 @@ bool build(EventSet& set, const std::vector<std::string>& names, std::string& wh
     return false;
   }
   for (const auto& name : names) {
-    rc = PAPI_add_named_event(es, name.c_str());
+    rc = PAPI_add_named_event(es, counted_name(name).c_str());
     if (rc != PAPI_OK) {
       why = "cannot count " + name + ": " + papi_error(rc);
       PAPI_cleanup_eventset(es);
@@ -299,6 +362,7 @@ bool init(std::string& why) {
 std::string version() { return std::string("absent: ") + kAbsent; }
 std::string forced_cpu_tables() { return ""; }
 int hardware_counters() { return 0; }
+bool cpu_pmu_absent() { return false; }
 EventCheck check_event(const std::string& name, std::string& why) {
   why = name + " needs PAPI, and " + kAbsent;
   return EventCheck::kUnavailable;

@@ -33,8 +33,15 @@ std::string version();
 // vendor; mri_papi.cpp, choose_cpu_tables), "" when none were chosen.
 std::string forced_cpu_tables();
 
-// Counters of the CPU component (perf_event), 0 when unknown.
+// Counters of the CPU component (perf_event), 0 when unknown. PAPI takes
+// them from its event tables, whether or not the kernel can count them.
 int hardware_counters();
+
+// Whether the kernel says it has no performance monitoring unit for the
+// CPU (an x86 machine whose /sys/bus/event_source/devices holds no cpu,
+// cpu_core or cpu_atom: a virtual machine without a virtual PMU, whose
+// kernel counts software events only). False where it cannot tell.
+bool cpu_pmu_absent();
 
 enum class EventCheck { kOk, kUnknown, kUnavailable };
 

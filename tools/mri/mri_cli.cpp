@@ -1802,7 +1802,11 @@ int cmd_info() {
     std::printf("  L%d %s cache: %s, %s, %s, %s\n", c.level, kind, size.c_str(), line.c_str(), ways.c_str(),
                 shared.c_str());
   }
-  std::printf("hardware counters: %d (%s)\ntime entity: nanoseconds\n\n", hw.nr_Hardware_Counters, hw.counter_source);
+  std::printf("hardware counters: %d (%s)\n", hw.nr_Hardware_Counters, hw.counter_source);
+  if (std::strstr(hw.counter_source, "; no CPU PMU"))
+    std::printf("  (as PAPI's tables have them: the kernel has no CPU PMU here, a virtual machine without one most\n"
+                "  likely, so no CPU event can be counted, only the kernel's software events)\n");
+  std::printf("time entity: nanoseconds\n\n");
   MRI_Runtime_Information_Table t;
   if (Get_Available_Runtime_Information(&t) != MRI_OK) die("runtime information");
   // Aggregations as "SUM MIN MAX per thread; SUM MIN per process".
