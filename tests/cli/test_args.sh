@@ -150,6 +150,12 @@ refused() {  # refused MESSAGE ARGS...
 }
 refused "mri: -o '': an empty file name names no file" profile -o '' -- "$gauss"
 refused "mri: -o '': an empty file name names no file" trace -o '' -- "$gauss"
+# An empty --region (before: every instance left out, an empty trace with
+# status 0, and an OTF2 archive otf2-print could not read).
+refused "mri: --region '' names no region" trace -o t.vtf --region '' -- "$gauss"
+refused "mri: --region '' names no region" trace -o t.vtf --region eliminate --region '' -- "$gauss"
+[[ ! -e t.vtf ]] || fail "trace --region '': t.vtf written"
+refused "mri: --region '' names no region" hist --metric L1_DATA_READ_MISS --region '' -- "$gauss"
 cp "$gauss" ./prog
 refused "mri: -o prog is the program ./prog itself" profile -o prog -- ./prog
 refused "mri: -o $work/prog is the program ./prog itself" trace -o "$work/prog" -- ./prog

@@ -62,6 +62,14 @@ if "$mri" trace -o run.otf2 -- "$app" steps 10 2 2>otf2.err; then
   [[ $(grep -c '^ENTER ' open.txt) == 15 ]] || fail "exit_inside: expected 15 ENTER events, got $(grep -c '^ENTER ' open.txt)"
   [[ $(grep -c '"MRI_SYNTHETIC_LEAVE"' open.txt) == 6 ]] ||
     { grep -A1 '^LEAVE' open.txt | head -20; fail "exit_inside: expected 6 leaves marked MRI_SYNTHETIC_LEAVE"; }
+  # A traced region that never runs ("sleeper" in the steps mode): an
+  # archive without events that otf2-print reads, its thread defined, and
+  # a warning. Before, it had no location, and otf2-print failed on it.
+  "$mri" trace -o never.otf2 --region sleeper -- "$app" steps 2 0 2>never.err || { cat never.err; fail "mri trace (never)"; }
+  grep -q '^mri: warning: never.otf2 holds no events: no instance of the traced regions ran$' never.err ||
+    { cat never.err; fail "never.otf2: no warning"; }
+  otf2-print -G never.otf2 >never.txt || fail "otf2-print cannot read never.otf2"
+  grep -q '^LOCATION .*"thread 0' never.txt || { cat never.txt; fail "never.otf2: thread 0 not defined"; }
 elif grep -q "built without OTF2" otf2.err; then
   echo "OTF2 part skipped: this build has no OTF2"
 else

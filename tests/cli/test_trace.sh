@@ -190,6 +190,8 @@ MRI_TRACE_WAIT_MS=200 "$mri" trace -o gaps.vtf --ring 1024 --region gapped -- "$
   { cat err.txt; fail "trace --region gapped: status $?"; }
 discarded=$(grep -oE 'records emitted, [0-9]+ discarded' err.txt | grep -oE '[0-9]+ discarded' | grep -oE '[0-9]+')
 [[ -n $discarded && $discarded -gt 0 ]] || { cat err.txt; fail "trace --region gapped: no record discarded"; }
+grep -q "^mri: warning: gaps.vtf lacks the $discarded discarded records: readers find enters without their leaves" err.txt ||
+  { cat err.txt; fail "trace --region gapped: no warning on the discarded records"; }
 got=$(events gaps.vtf)
 [[ $got == *"gapped 2 2 "* ]] || fail "trace --region gapped: events '$got', expected 'gapped 2 2'"
 [[ $got == *"dive 200 0 "* ]] || fail "trace --region gapped: events '$got', expected 'dive 200 0'"

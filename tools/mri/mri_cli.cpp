@@ -283,6 +283,7 @@ void check_not_program(const std::string& option, const std::string& path, const
 
 // A --region value of mri trace or hist, once: a repeat adds nothing.
 void add_region_name(std::vector<std::string>& names, const std::string& name) {
+  if (name.empty()) usage_error("%s", "--region '' names no region (without --region: every region)");
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
@@ -1499,8 +1500,16 @@ bool keep_record(Archiver& a, int thread, uint32_t region, bool enter) {
   return inside;
 }
 
-bool add_location(Archiver& a, int thread) {
-  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)]) return true;
+// Defines thread `thread`'s location for the writer, once. A thread
+// counts in the summary's threads (a.threads) when it has events: `with_events`.
+bool add_location(Archiver& a, int thread, bool with_events = true) {
+  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)] == 2) return true;
+  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)] == 1) {
+    if (!with_events) return true;
+    a.location_known[size_t(thread)] = 2;
+    ++a.threads;
+    return true;
+  }
   if (size_t(thread) >= a.location_known.size()) a.location_known.resize(size_t(thread) + 1, 0);
   mri::exporters::Location loc;
   loc.id = uint32_t(thread);
@@ -1512,8 +1521,8 @@ bool add_location(Archiver& a, int thread) {
   } else {
     loc.name = "thread " + std::to_string(thread);
   }
-  a.location_known[size_t(thread)] = 1;
-  ++a.threads;
+  a.location_known[size_t(thread)] = with_events ? 2 : 1;
+  a.threads += with_events;
   return a.writer->add_location(loc, a.error);
 }
 
@@ -1713,6 +1722,11 @@ int cmd_trace(int argc, char** argv) {
       emitted += st.emitted;
       discarded += st.discarded;
     }
+  // The archive's locations are the threads with records. A trace
+  // without any (none of the --region instances ran, or the program ran
+  // no region) gets the main thread's: readers such as otf2-print refuse
+  // an archive without locations.
+  if (a.error.empty() && never_published.empty() && a.threads == 0) add_location(a, 0, false);
   if (a.error.empty() && never_published.empty()) a.writer->finish(a.error);
   // A killed program's threads could not publish their last records: a
   // thread makes its records visible 16 at a time (docs/api.md,
@@ -1751,6 +1765,16 @@ int cmd_trace(int argc, char** argv) {
                              "records next to the gaps may be kept or left out wrongly"
                            : " that did not close the innermost open region: the --region filter resynchronised "
                              "there");
+  if (a.writer->events_written() == 0)
+    std::fprintf(stderr, "mri: warning: %s holds no events: %s\n", output.c_str(),
+                 a.filtering || !region_names.empty() ? "no instance of the traced regions ran"
+                                                      : "the program ran no monitored region");
+  if (discarded > 0)
+    std::fprintf(stderr, "mri: warning: %s lacks the %llu discarded records: readers find enters without their "
+                 "leaves, and leaves without their enters, where they were (a thread discards a record when its ring "
+                 "stays full for MRI_TRACE_WAIT_MS: mri did not keep up, or was stopped; a larger --ring or "
+                 "MRI_TRACE_WAIT_MS avoids it)\n",
+                 output.c_str(), discarded);
   std::fprintf(stderr, "mri: wrote %s (%s): %llu events of %zu thread%s; %llu records emitted, %llu discarded%s\n",
                output.c_str(), fmt == ex::TraceFormat::Otf2 ? "OTF2" : "VTF3", (unsigned long long)a.writer->events_written(),
                a.threads, a.threads == 1 ? "" : "s", emitted, discarded, left_out.c_str());
