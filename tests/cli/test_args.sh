@@ -95,6 +95,16 @@ for command in profile trace hist regions info; do
     grep -q '^usage: mri profile' out.txt || { cat out.txt; fail "mri $command $help: no usage"; }
   done
 done
+# --- info takes no argument (before: ignored); regions lists the regions
+# of a program that refused its arguments, and says how it ended.
+run 2 info extra
+grep -qF "mri: info takes no argument: 'extra'" err.txt || { cat err.txt; fail "info extra: no usage error"; }
+run 0 regions -- "$gauss" -n -5
+grep -qE '^eliminate +ROUTINE +gauss\.c:[0-9]+$' out.txt || { cat out.txt; fail "regions of gauss -n -5: not listed"; }
+grep -qF "mri: note: $gauss exited with status 2 before its first region" err.txt ||
+  { cat err.txt; fail "regions of gauss -n -5: no note of its end"; }
+run 0 regions -- "$gauss"
+grep -q 'mri: note' err.txt && { cat err.txt; fail "regions of gauss: a note"; }
 run 0 profile --metric perf::PAGE-FAULTS --help
 grep -q '^usage: mri profile' out.txt || fail "mri profile ... --help: no usage"
 

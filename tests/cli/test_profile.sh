@@ -96,6 +96,8 @@ if [[ -n $third ]]; then
     { grep events: m3.cg; fail "three --metric: not the expected events"; }
   [[ $(awk '/^totals:/ {print $5}' m3.cg) == 5054 ]] || fail "three --metric: NUMBER_OF_INSTANCES total is not 5054"
   grep -q "no Instances event" m3.err || { cat m3.err; fail "three --metric: no note about the Instances event"; }
+  grep -q ", EXECUTION_TIME columns in ns, NUMBER_OF_INSTANCES columns in region instances, counters in events" m3.out ||
+    { head -3 m3.out; fail "three --metric: the header does not give each column's unit"; }
 else
   echo "three metrics skipped: no third event can be counted here"
 fi

@@ -1395,9 +1395,21 @@ int cmd_profile(int argc, char** argv) {
 
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
+  // The --metric columns' unit: events of counters, and what the others
+  // count (EXECUTION_TIME in ns, NUMBER_OF_INSTANCES in region instances).
+  std::string metric_units;
+  bool counters = false;
+  for (size_t m = 0; m < metric_ri.size(); ++m) {
+    if (metric_ri[m] == MRI_EXECUTION_TIME)
+      metric_units += ", " + g_metrics[m] + " columns in ns";
+    else if (metric_ri[m] == MRI_NUMBER_OF_INSTANCES)
+      metric_units += ", " + g_metrics[m] + " columns in region instances";
+    else
+      counters = true;
+  }
+  if (counters) metric_units += ", counters in events (PAPI or the cache simulator)";
   std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
-              prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s",
-              g_metrics.empty() ? "" : ", counters in events (PAPI or the cache simulator)");
+              prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s", metric_units.c_str());
   if (g_compensate) print_calibration(!output.empty(), metric_ri);
   print_table(title.c_str(), rows, sort, total);
   if (per_thread || nthreads > 1) {
@@ -1797,6 +1809,15 @@ int cmd_regions(int argc, char** argv) {
   if (t.nr_Elements == 0)
     std::fprintf(stderr, "mri: %s published no region at its start (it declares none, or only C++ scopes and "
                  "dlopen()ed modules, published when they first run: `mri profile` shows those)\n", argv[i]);
+  // A program that ended before its first region (its arguments refused,
+  // most likely): the list is still its regions, but say how it ended.
+  if (MRI_No_Wait() == MRI_APPLICATION_TERMINATED) {
+    MRI_Wait();  // collects the exit status
+    MRI_Application_Status_Info st{};
+    std::string how;
+    if (MRI_Get_Application_Status(&st) == MRI_OK && program_end(st, how) != 0)
+      std::fprintf(stderr, "mri: note: %s %s before its first region\n", argv[i], how.c_str());
+  }
   MRI_Application_Finish();
   MRI_Finalize();
   return 0;
@@ -2369,6 +2390,7 @@ int main(int argc, char** argv) {
   if (cmd == "trace") return end_of_output(cmd_trace(argc - 2, argv + 2));
   if (cmd == "info") {
     for (int k = 2; k < argc; ++k) help_option(argv[k]);
+    if (argc > 2) usage_error("info takes no argument: '%s'", argv[2]);
     return end_of_output(cmd_info());
   }
   usage_error("unknown command '%s'", cmd.c_str());
