@@ -10,6 +10,7 @@
 #include <stdint.h>
 /* cmocka needs the headers above first. */
 #include <cmocka.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -640,6 +641,35 @@ static void test_terminate_a_frozen_program(void **state)
     assert_int_equal(st.signal_caught, 0);
 }
 
+/* Sends SIGSTOP to `pid` and returns once every thread of it is stopped
+ * (task state 'T' in /proc/PID/task/TID/stat): kill() returns before the
+ * threads stop, and one of them may still act meanwhile. */
+static void freeze(pid_t pid)
+{
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    for (int tries = 0;; tries++) {
+        assert_true(tries < 5000); /* 5 s */
+        DIR *d = opendir(dir);
+        assert_non_null(d);
+        int running = 0;
+        for (struct dirent *e; (e = readdir(d));) {
+            if (e->d_name[0] == '.') continue;
+            char path[sizeof dir + sizeof e->d_name + 8], line[512];
+            snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
+            FILE *f = fopen(path, "r");
+            if (!f) continue; /* the thread ended */
+            const char *state = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+            fclose(f);
+            if (state && state[1] == ' ' && state[2] != 'T' && state[2] != 't') running = 1;
+        }
+        closedir(d);
+        if (!running) return;
+        usleep(1000);
+    }
+}
+
 /* A release the program never took is not an iteration: at a breakpoint
  * stop the program is frozen (SIGSTOP, as by Ctrl-Z), MRI_Start() sends
  * the release and MRI_Stop(), after 2 s without an acknowledgement,
@@ -654,7 +684,7 @@ static void test_release_never_taken_is_not_counted(void **state)
     MRI_Region_Spec step = region("step");
     MRI_Request_ID inst = aggregate(MRI_NUMBER_OF_INSTANCES, "step", MRI_SUM, MRI_PER_PROCESS);
     MRI_Application_Status_Info st = run_to_breakpoint(&step);
-    assert_int_equal(kill(st.pid, SIGSTOP), 0);
+    freeze(st.pid);
     assert_int_equal(MRI_Start(), MRI_OK);
     assert_int_equal(MRI_Stop(), MRI_OK); /* after 2 s: replaces the release */
     assert_int_equal(kill(st.pid, SIGCONT), 0);
