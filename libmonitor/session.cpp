@@ -1049,7 +1049,17 @@ void publish_once(bool at_end) {
     g.file_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_ids = new std::unordered_map<std::string, uint32_t>;
     g.region_first.clear();
-    for (auto* d : g.descriptors) publish_region(d);
+    // PROGRAM regions first: when the region table is too small
+    // (MRI_MAX_REGIONS), the regions it cannot hold are the last ones
+    // published, and a profile without its PROGRAM region has no whole
+    // to give percentages of. The others in the order of their modules'
+    // sections (a compiler may put a file's descriptors there in reverse
+    // order of their lines: gcc does). Until 2026-11-29 a program with
+    // more regions than slots lost its main, declared first.
+    for (auto* d : g.descriptors)
+      if (d->type == MRI_REGION_PROGRAM) publish_region(d);
+    for (auto* d : g.descriptors)
+      if (d->type != MRI_REGION_PROGRAM) publish_region(d);
     data_publish_pending();
     g.plans.assign(g.region_first.size(), RegionPlan{});
     reserve_plans();

@@ -44,11 +44,19 @@ for code in 3 0; do  # 0: nothing was measured all the same (status 1)
   grep -qF "mri: $testapp exited with status $code before any instance of a monitored region ended: nothing was measured" err.txt ||
     { cat out.txt err.txt; fail "mri profile -- $testapp init_exit $code: no clear message"; }
 done
-# Too small a region table: the regions that ran were never monitored, and
-# mri says so next to "nothing was measured" (it said only the latter).
-MRI_MAX_REGIONS=3 run 1 profile -- "$testapp" imbalance 2 3
+# Too small a region table: the PROGRAM region is kept (published first),
+# the others beyond the table are not monitored, and mri says so. Before
+# 2026-11-29 main, declared first, was among those dropped (gcc puts a
+# file's descriptors in reverse order), and mri said nothing was measured.
+MRI_MAX_REGIONS=3 run 0 profile -- "$testapp" imbalance 2 3
 grep -qE "^mri: warning: [0-9]+ regions were not monitored \(more than MRI_MAX_REGIONS" err.txt ||
   { cat out.txt err.txt; fail "MRI_MAX_REGIONS=3 mri profile -- $testapp imbalance: no word on the regions dropped"; }
+grep -qE '^  main +PROGRAM +mri_testapp\.c:[0-9]+ +1 ' out.txt ||
+  { cat out.txt err.txt; fail "MRI_MAX_REGIONS=3 mri profile -- $testapp imbalance: main not measured"; }
+MRI_MAX_REGIONS=3 run 0 regions -- "$testapp" imbalance 2 3
+grep -qE '^main +PROGRAM ' out.txt || { cat out.txt; fail "MRI_MAX_REGIONS=3 mri regions: main not listed"; }
+grep -qE "^mri: warning: [0-9]+ regions were not monitored" err.txt ||
+  { cat err.txt; fail "MRI_MAX_REGIONS=3 mri regions: no word on the regions dropped"; }
 run 1 profile -- "$noregions"
 grep -qF "mri: $noregions exited with status 0 and has no monitored region" err.txt ||
   { cat out.txt err.txt; fail "mri profile -- $noregions: no clear message"; }

@@ -691,9 +691,9 @@ int final_status(const char* program, const char* killed_note = kKilledProfileNo
       how = std::string(st.exec_replaced == 1 ? "replaced itself with exec()" : "called exec(), which failed,") +
             " (pid " + std::to_string(st.pid) + ") and the process then " + how + ",";
   }
-  // Regions beyond MRI_MAX_REGIONS were never monitored: the likely reason
-  // nothing ended (mri_testapp's main is its 1st region; MRI_MAX_REGIONS=3
-  // kept main and two others, none of which ran).
+  // Regions beyond MRI_MAX_REGIONS were never monitored: a possible reason
+  // nothing ended (the PROGRAM regions are kept first, the others as
+  // their modules list them).
   warn_unmonitored(st);
   MRI_Region_Table regions{};
   if (MRI_Get_Regions(&regions) == MRI_OK && regions.nr_Elements == 0)
@@ -1811,11 +1811,13 @@ int cmd_regions(int argc, char** argv) {
                  "dlopen()ed modules, published when they first run: `mri profile` shows those)\n", argv[i]);
   // A program that ended before its first region (its arguments refused,
   // most likely): the list is still its regions, but say how it ended.
-  if (MRI_No_Wait() == MRI_APPLICATION_TERMINATED) {
-    MRI_Wait();  // collects the exit status
-    MRI_Application_Status_Info st{};
+  const bool ended = MRI_No_Wait() == MRI_APPLICATION_TERMINATED;
+  if (ended) MRI_Wait();  // collects the exit status
+  MRI_Application_Status_Info st{};
+  if (MRI_Get_Application_Status(&st) == MRI_OK) {
+    warn_unmonitored(st);  // regions beyond MRI_MAX_REGIONS are not in the list
     std::string how;
-    if (MRI_Get_Application_Status(&st) == MRI_OK && program_end(st, how) != 0)
+    if (ended && program_end(st, how) != 0)
       std::fprintf(stderr, "mri: note: %s %s before its first region\n", argv[i], how.c_str());
   }
   MRI_Application_Finish();
