@@ -754,6 +754,13 @@ void measure_open_instances(ThreadState* ts, uint64_t now, bool flush_references
 }
 
 void trace_close_open(ThreadState* ts, uint64_t now) {
+  // Instances beyond the array (deeper than kMaxDepth: a thread ending
+  // inside them, or instances left by longjmp) get no exit: say so, or
+  // the trace's enters and exits just do not balance.
+  if (ts->trace_open_depth > kMaxDepth)
+    note_error("thread %u ended inside %u traced region instances: the %u innermost, beyond the %u the monitor keeps, "
+               "have no exit record",
+               ts->index, ts->trace_open_depth, ts->trace_open_depth - kMaxDepth, kMaxDepth);
   for (uint32_t j = std::min(ts->trace_open_depth, kMaxDepth); j-- > 0;)
     trace_append(ts, now, proto::kTraceExitSynthetic, uint32_t(ts->trace_open[j]), proto::TraceKind::kExit,
                  uint16_t(ts->trace_open[j] >> 32));

@@ -16,6 +16,7 @@
  *                                     it noticed) to FILE and exit 0
  *   mri_testapp deep N                "inner" calls itself until N instances are open
  *                                     at once, then returns
+ *   mri_testapp deep_exit N           the same, then calls exit(0) inside them
  *   mri_testapp close_fds N           close every descriptor above 2 (close_range) and
  *                                     open /dev/null in the first freed one, then
  *                                     N "step"s of 10 ms; exit 3 if the monitor was
@@ -155,9 +156,12 @@ static void *spin_thread(void *p)
     return NULL;
 }
 
+static int deep_exits; /* deep_exit mode: exit(0) at the innermost instance */
+
 static int deep(int n)
 {
     MONITOR_ENTER(r_inner);
+    if (n == 1 && deep_exits) exit(0);
     const int depth = n > 1 ? deep(n - 1) + 1 : 1;
     MONITOR_EXIT(r_inner);
     return depth;
@@ -388,7 +392,8 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(mode, "late_start") == 0) {
         one_step(0);
-    } else if (strcmp(mode, "deep") == 0) {
+    } else if (strcmp(mode, "deep") == 0 || strcmp(mode, "deep_exit") == 0) {
+        deep_exits = strcmp(mode, "deep_exit") == 0;
         if (deep(arg_int(argc, argv, 2)) != arg_int(argc, argv, 2)) return 3;
     } else if (strcmp(mode, "close_fds") == 0) {
         /* As a daemon does at start-up: the monitor's descriptors go too. */

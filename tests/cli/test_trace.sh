@@ -202,6 +202,18 @@ read -r inner_enters inner_leaves < <(grep -oE 'inner [0-9]+ [0-9]+' <<<"$got" |
   fail "trace --region gapped: events '$got': 'inner' enters and leaves out of step"
 grep -qE '; [0-9]+ exits out of step after discarded records: the --region filter resynchronised there' err.txt ||
   { cat err.txt; fail "trace --region gapped: no word that the filter resynchronised"; }
+# --- A program that exits inside more region instances than the monitor
+# keeps open per thread (256): the innermost get no leave, and mri says
+# so (before, the trace just did not balance); within 256 it balances.
+"$mri" trace -o deep.vtf -- "$app" deep_exit 300 >out.txt 2>err.txt || { cat err.txt; fail "trace deep_exit 300"; }
+[[ $(grep -c ' DOWNTO ' deep.vtf) == 301 && $(grep -c ' UPFROM ' deep.vtf) == 256 ]] ||
+  fail "trace deep_exit 300: not 301 enters and 256 leaves"
+grep -qF "thread 0 ended inside 301 traced region instances: the 45 innermost, beyond the 256 the monitor keeps, have no exit record" err.txt ||
+  { cat err.txt; fail "trace deep_exit 300: no word on the leaves missing"; }
+"$mri" trace -o deep.vtf -- "$app" deep_exit 200 >out.txt 2>err.txt || { cat err.txt; fail "trace deep_exit 200"; }
+[[ $(grep -c ' DOWNTO ' deep.vtf) == 201 && $(grep -c ' UPFROM ' deep.vtf) == 201 ]] ||
+  fail "trace deep_exit 200: enters and leaves do not balance"
+grep -q 'monitor reported' err.txt && { cat err.txt; fail "trace deep_exit 200: a message"; }
 # --- -o - : the VTF3 trace on stdout, written directly, the program's own
 # output on stderr; an OTF2 archive cannot go to a stream, said before the
 # run; hist's CSV on stdout; -o and --plot on one descriptor are refused.
