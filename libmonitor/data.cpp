@@ -125,7 +125,9 @@ using namespace mri::monitor;
 
 extern "C" int Monitor_Register_Data(const char* name, const void* address, unsigned long long bytes,
                                      const Monitor_Region_Descriptor* unit, const char* file) {
-  if (!name || !*name || std::strlen(name) > kMaxNameBytes || bytes == 0) return -1;
+  // No data structure starts at address 0 (and Monitor_Unregister_Data
+  // could not end one there: NULL is refused).
+  if (!name || !*name || std::strlen(name) > kMaxNameBytes || bytes == 0 || !address) return -1;
   const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
   if (begin + bytes < begin) return -1;  // wraps around
   if (!attached()) return 0;             // dormant: nothing to tell anybody
@@ -143,7 +145,12 @@ extern "C" int Monitor_Register_Data(const char* name, const void* address, unsi
     }
   if (!g.published) {
     if (!g_pending) g_pending = new std::vector<Entry>;
-    if (g_pending->size() >= mri::proto::kMaxDataStructures) return -1;
+    if (g_pending->size() >= mri::proto::kMaxDataStructures) {
+      // As after the publication (publish()): said, not only returned.
+      note_error("data structure \"%s\" not published: more than %u data structures", name,
+                 mri::proto::kMaxDataStructures);
+      return -1;
+    }
     g_pending->push_back(e);
     g_known->push_back(e);
     return 0;

@@ -64,6 +64,10 @@
  *   mri_testapp late_start MS         sleep MS ms before the first region, then one "step"
  *   mri_testapp early_abort           abort() before the first region (attached, never published)
  *   mri_testapp early_exit CODE       exit(CODE) before the first region (attached; exit() publishes)
+ *   mri_testapp many_data N           registers N data structures ("d0", "d1", ...,
+ *                                     a byte each) before the first region (exit 4
+ *                                     when one fails that the table holds, 5 when one
+ *                                     at address NULL is taken), then one "step"
  *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
  *                                     the first region (its regions are not yet
  *                                     published), then N "step"s in "main"
@@ -301,6 +305,17 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "late_start") == 0) sleep_ms(arg_int(argc, argv, 2));
     if (argc == 2 && strcmp(argv[1], "early_abort") == 0) abort();
     if (argc == 3 && strcmp(argv[1], "early_exit") == 0) exit(arg_int(argc, argv, 2));
+    if (argc == 3 && strcmp(argv[1], "many_data") == 0) {
+        static char bytes[2048];
+        const int n = arg_int(argc, argv, 2);
+        if (n < 0 || n > (int)sizeof bytes) return 2;
+        for (int i = 0; i < n; ++i) {
+            char name[16];
+            snprintf(name, sizeof name, "d%d", i);
+            if (Monitor_Register_Data(name, bytes + i, 1, NULL, __FILE__) != 0 && i < 1024) return 4;
+        }
+        if (Monitor_Register_Data("null", NULL, 16, NULL, __FILE__) != -1) return 5;
+    }
     if (argc == 4 && strcmp(argv[1], "early_dlclose") == 0) {
         void *module;
         if (!load_plugin(argv[2], &module)) return 3;
@@ -390,7 +405,7 @@ int main(int argc, char **argv)
                 break;
             }
         }
-    } else if (strcmp(mode, "late_start") == 0) {
+    } else if (strcmp(mode, "late_start") == 0 || strcmp(mode, "many_data") == 0) {
         one_step(0);
     } else if (strcmp(mode, "deep") == 0 || strcmp(mode, "deep_exit") == 0) {
         deep_exits = strcmp(mode, "deep_exit") == 0;

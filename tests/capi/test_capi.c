@@ -721,6 +721,31 @@ static void test_crash_keeps_results(void **state)
     assert_int_equal((long)agg_total(inst), 7);
 }
 
+/* The data structure table holds 1024: the 1025th registration, made
+ * before the first region, fails and says why, as one made after it does
+ * (before, it only returned -1). A registration at address NULL is
+ * refused (mri_testapp many_data exits 5 otherwise). */
+static void test_data_structures_beyond_the_table(void **state)
+{
+    (void)state;
+    load("many_data", "1025", NULL);
+    MRI_Data_Structure_Table t;
+    assert_int_equal(MRI_Get_Data_Structures(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 1024);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    assert_string_equal(st.monitor_message, "data structure \"d1024\" not published: more than 1024 data structures");
+    MRI_Finalize();
+    load("many_data", "1024", NULL);
+    run_to_end();
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    assert_string_equal(st.monitor_message, "");
+}
+
 static void test_exit_code_and_reload(void **state)
 {
     (void)state;
@@ -1546,6 +1571,7 @@ int main(void)
         cmocka_unit_test_teardown(test_terminate_a_frozen_program, teardown),
         cmocka_unit_test_teardown(test_release_never_taken_is_not_counted, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
+        cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
         cmocka_unit_test_teardown(test_exit_before_the_first_region, teardown),
