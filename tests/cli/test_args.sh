@@ -95,6 +95,20 @@ for command in profile trace hist regions info; do
     grep -q '^usage: mri profile' out.txt || { cat out.txt; fail "mri $command $help: no usage"; }
   done
 done
+# --- mri started with standard output closed: the table cannot be
+# written, and mri says so with the right reason; the -o file is still
+# written; a command that prints nothing there is not disturbed. Before,
+# mri's own descriptors took number 1 ("Invalid argument", or a stale
+# "No such file or directory").
+"$mri" profile -o closed.cg -- "$gauss" >&- 2>err.txt
+status=$?
+[[ $status == 1 ]] || { cat err.txt; fail "profile with stdout closed: status $status, expected 1"; }
+grep -qx 'mri: cannot write standard output: Bad file descriptor' err.txt || { cat err.txt; fail "profile with stdout closed: not EBADF"; }
+grep -q '^fn=' closed.cg || fail "profile with stdout closed: closed.cg not written"
+"$mri" trace -o closed.vtf -- "$gauss" >&- 2>err.txt || { cat err.txt; fail "trace with stdout closed"; }
+grep -q 'wrote closed.vtf' err.txt || { cat err.txt; fail "trace with stdout closed: no trace"; }
+rm -f closed.cg closed.vtf
+
 # --- info takes no argument (before: ignored); regions lists the regions
 # of a program that refused its arguments, and says how it ended.
 run 2 info extra

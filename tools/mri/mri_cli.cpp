@@ -2336,6 +2336,27 @@ void survive_file_size_limit() {
 // mri finishes everything else; end_of_output() then dies of SIGPIPE as a
 // standard tool would, quietly, with status 141. Left ignored when mri was
 // started with it ignored: then EPIPE is reported.
+// A standard descriptor that mri was started with closed (`mri ... >&-`)
+// is held by a placeholder: otherwise mri's own descriptors (the program's
+// pidfd, the -o file) took its number, and the table went into them ("cannot
+// write standard output: Invalid argument"). The placeholder is /dev/null
+// opened the other way round, so a write to standard output fails as on a
+// closed descriptor ("Bad file descriptor"), and close-on-exec, so the
+// program starts with the descriptor closed, as it would without mri.
+bool g_stdout_was_closed;  // its writes fail with EBADF; errno may say otherwise by the time it is read
+
+void hold_closed_standard_descriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    if (fd == 1) g_stdout_was_closed = true;
+    const int held = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (held >= 0 && held != fd) {  // not the lowest free number: cannot happen (0..fd-1 are open)
+      dup3(held, fd, O_CLOEXEC);
+      close(held);
+    }
+  }
+}
+
 volatile sig_atomic_t g_broken_pipe;
 bool g_sigpipe_ignored;
 
@@ -2357,7 +2378,7 @@ void survive_broken_pipe() {
 // away ends mri by SIGPIPE; any other error is reported, status 1.
 int end_of_output(int code) {
   const bool ok = std::fflush(stdout) == 0 && !std::ferror(stdout);
-  const int err = errno;
+  const int err = g_stdout_was_closed ? EBADF : errno;
   if (ok) return code;
   if (g_broken_pipe && !g_sigpipe_ignored) {
     signal(SIGPIPE, SIG_DFL);
@@ -2372,6 +2393,7 @@ int end_of_output(int code) {
 int main(int argc, char** argv) {
   // Line by line, also into a file or a pipe: the tables (stdout) and the
   // messages (stderr) then keep their order in `mri ... > log 2>&1`.
+  hold_closed_standard_descriptors();
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   survive_file_size_limit();
   survive_broken_pipe();
