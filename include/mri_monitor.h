@@ -17,7 +17,12 @@
  * Each annotation defines a static descriptor (type, file, first line,
  * name) placed in the ELF section "mri_regions", so the monitor knows every
  * region of the program before any of them runs and can publish them as the
- * application's static information (paper section 7).
+ * application's static information (paper section 7). (A constructor of
+ * the program's: this header registers the section in a constructor of
+ * default priority. A constructor with a priority, constructor(101) and
+ * the like, runs before it: the regions it runs are not yet known there
+ * and are not measured, and a Monitor_Init() made there publishes the
+ * regions later, as they are registered, like C++ scopes'.)
  *
  * Cost: when no tool is attached, or nothing is requested for a region, an
  * enter or exit is one load of the descriptor's `armed` byte and one
