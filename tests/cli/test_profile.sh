@@ -224,6 +224,11 @@ grep -q '^all threads' fitcrash.out && fail "--fit 1 of crash 3: a profile was p
 # reason, before any run of the fit.
 "$mri" profile -- "$noprogram" >noprog.out 2>noprog.err || { cat noprog.err; fail "profile of mri_noprogram"; }
 [[ $(table_field noprog.out work 4) == 1000 ]] || { cat noprog.out; fail "mri_noprogram: work is not 1000 instances"; }
+# A newline in a region name is written out, not a second line of the row.
+grep -qE '^  two\\nlines +ROUTINE +mri_noprogram\.c:[0-9]+ +1 ' noprog.out ||
+  { cat noprog.out; fail "mri_noprogram: the row of \"two\\nlines\" is not one line"; }
+"$mri" regions -- "$noprogram" >noprog.out 2>noprog.err || { cat noprog.err; fail "regions of mri_noprogram"; }
+grep -qE '^two\\nlines +ROUTINE ' noprog.out || { cat noprog.out; fail "mri regions: \"two\\nlines\" not one line"; }
 "$mri" profile --fit 2 -- "$noprogram" >noprogfit.out 2>noprogfit.err
 status=$?
 [[ $status == 2 ]] || { cat noprogfit.out noprogfit.err; fail "--fit 2 of mri_noprogram: status $status, expected 2"; }

@@ -440,9 +440,25 @@ MRI_Region_Spec find_region(const std::string& value) {
   std::exit(1);
 }
 
+// A name as the tables show it: control characters written out (\n, \t,
+// \xNN), so that a name with a newline does not break its row in two.
+std::string printable(const std::string& name) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (byte < 0x20 || byte == 0x7f) out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
+    else out.push_back(c);
+  }
+  return out;
+}
+
+// A region's name for the tables (printable()).
 std::string region_name(const MRI_Region_Spec& r) {
   MRI_Region_Info info;
-  return MRI_Get_Region_Info(&r, &info) == MRI_OK ? info.name : "?";
+  return MRI_Get_Region_Info(&r, &info) == MRI_OK ? printable(info.name) : "?";
 }
 
 void print_table(const char* title, std::vector<Row> rows, const std::string& sort, double total_ns) {
