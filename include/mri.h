@@ -875,11 +875,16 @@ int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration *calibration);
  * (docs/ACCURACY.md, "Calibrating against the program"): what each
  * descendant instance added to it is delta_inclusive. delta_own is the part
  * of it inside an instance's own time (keep the measured delta_own when
- * the program tells nothing about it). In ns; for
- * MRI_OVERHEAD_CACHE_SIMULATOR, ns per recorded reference with delta_own
- * 0. Errors: not initialised, no application or it has terminated, kind
- * out of range, values not finite, negative, delta_own above
- * delta_inclusive, or delta_inclusive above 1 ms. */
+ * the program tells nothing about it; MRI_OVERHEAD_OWN_MEASURED does so
+ * also for a kind the application measures only at its first release, the
+ * counter kind: the measured delta_own, at most delta_inclusive). In ns;
+ * for MRI_OVERHEAD_CACHE_SIMULATOR, ns per recorded reference with
+ * delta_own 0. The values take effect at the next release, and
+ * MRI_Get_Overhead_Calibration reports them from then on. Errors: not
+ * initialised, no application or it has terminated, kind out of range,
+ * values not finite, negative (but MRI_OVERHEAD_OWN_MEASURED), delta_own
+ * above delta_inclusive, or delta_inclusive above 1 ms. */
+#define MRI_OVERHEAD_OWN_MEASURED (-1.0)
 int MRI_Set_Overhead(MRI_Overhead_Kind kind, double delta_inclusive, double delta_own);
 /* Back to the application's own calibration of that kind from the next
  * release on (nothing to do when it was not set). Same errors, but the

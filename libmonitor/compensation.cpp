@@ -249,8 +249,11 @@ void show(uint32_t i) {
   bool calibrated = k.calibrated;
   if (k.tool_set) {
     const double ns_per_tick = std::max(g.view.header()->app.ns_per_tick, 1e-9);
-    m.own = double(k.tool_own_ns) / ns_per_tick;
     m.pair = double(k.tool_pair_ns) / ns_per_tick;
+    // MRI_OVERHEAD_OWN_MEASURED: the measured own part, at most the pair
+    // (none while the kind is not measured).
+    m.own = k.tool_own_ns < 0 ? (k.calibrated ? std::min(k.measured.own, m.pair) : 0.0)
+                              : double(k.tool_own_ns) / ns_per_tick;
     if (k.calibrated)
       std::snprintf(v.reason, sizeof v.reason, "set by the tool (measured %.2f ns, own %.2f)",
                     k.measured.pair * ns_per_tick, k.measured.own * ns_per_tick);

@@ -206,12 +206,16 @@ inline constexpr uint32_t kOverheadKinds = 4;
 static_assert(sizeof(ToolControl::overhead_pair_ns) == kOverheadKinds * sizeof(uint32_t));
 // The largest overhead per instance a tool may set (ns).
 inline constexpr double kMaxToolOverheadNs = 1e6;
+// An own part a tool sets as "the application's measured one, at most the
+// pair" (MRI_OVERHEAD_OWN_MEASURED): the counter kind is measured only at
+// the first release, after the tool had to set its values.
+inline constexpr double kMeasuredOwnNs = -1.0;
 // Why values a tool sets for an OverheadKind are not valid, or nullptr: the
 // tool checks them before it writes them (MRI_Set_Overhead), and the
 // application again when it reads them (the segment is untrusted).
 inline const char* tool_overhead_problem(uint32_t kind, double pair_ns, double own_ns) {
   if (!std::isfinite(pair_ns) || !std::isfinite(own_ns)) return "the values must be finite numbers of ns";
-  if (pair_ns < 0 || own_ns < 0) return "negative overhead";
+  if (pair_ns < 0 || (own_ns < 0 && own_ns != kMeasuredOwnNs)) return "negative overhead";
   if (pair_ns > kMaxToolOverheadNs) return "delta_inclusive is above the bound of 1 ms a region instance";
   if (own_ns > pair_ns) return "delta_own is above delta_inclusive (own is a part of the pair's cost)";
   if (kind == uint32_t(OverheadKind::kCacheSim) && own_ns != 0)

@@ -555,6 +555,7 @@ static void test_overhead_set_by_the_tool(void **state)
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, INFINITY), "finite");
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, -2.0, 0.0), "negative");
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, -0.5), "negative");
+    expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, -2.0), "negative"); /* only -1 means "measured" */
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2.0, 3.0), "above delta_inclusive");
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 2e6, 1.0), "above the bound");
     expect_error(MRI_Set_Overhead(MRI_OVERHEAD_CACHE_SIMULATOR, 0.3, 0.1), "delta_own must be 0");
@@ -602,6 +603,21 @@ static void test_overhead_set_by_the_tool(void **state)
     assert_true(fabs(now.kind[MRI_OVERHEAD_COUNTER].delta_inclusive - 500.0) < 1e-4);
     assert_non_null(strstr(now.kind[MRI_OVERHEAD_COUNTER].note, "set by the tool (not measured)"));
     steps_checked(flat, &raw, &comp, atof(CHILDREN) * 3.0);
+
+    /* MRI_OVERHEAD_OWN_MEASURED: the application's measured own part, at
+     * most the pair (mri profile --overhead, for the counter kind, which is
+     * measured only at the first release). */
+    assert_int_equal(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 40.0, MRI_OVERHEAD_OWN_MEASURED), MRI_OK);
+    one_step();
+    assert_int_equal(MRI_Get_Overhead_Calibration(&now), MRI_OK);
+    double measured_pair = 0, measured_own = -1;
+    assert_int_equal(sscanf(now.kind[MRI_OVERHEAD_TIMER].note, "set by the tool (measured %lf ns, own %lf)",
+                            &measured_pair, &measured_own), 2);
+    print_message("timer kind 40 ns with the measured own part: own %.4f ns (measured %.4f)\n",
+                  now.kind[MRI_OVERHEAD_TIMER].delta_own, measured_own);
+    assert_true(fabs(now.kind[MRI_OVERHEAD_TIMER].delta_inclusive - 40.0) < 1e-4);
+    assert_true(measured_own > 0);
+    assert_true(fabs(now.kind[MRI_OVERHEAD_TIMER].delta_own - fmin(measured_own, 40.0)) < 0.01);
 
     /* Cleared: the measurement again (the note empty), and the removal it
      * says. */

@@ -125,6 +125,16 @@ if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
   grep -q "with the counters perf::PAGE-FAULTS read at enter and exit" cal.counter ||
     { cat cal.counter; fail "--metric: the calibration line does not name the counter kind"; }
   check_calibration "counter profile" cal.counter
+  # --overhead with a counter: the own part is the counter kind's, which
+  # the program measures only at its first release (it was 0 before
+  # 2026-11-29, and each parent lost its children's whole overhead from
+  # its exclusive time).
+  "$mri" profile --overhead 3000 --metric perf::PAGE-FAULTS -- "$gauss" >cal.given 2>cal.err ||
+    { cat cal.err; fail "--overhead 3000 --metric perf::PAGE-FAULTS"; }
+  grep -qE 'given with --overhead: 3000\.0 ns per measured region' cal.given || { cat cal.given; fail "--overhead 3000: not given"; }
+  grep -qE ', [1-9][0-9]*\.[0-9] ns of it inside its own time' cal.given ||
+    { cat cal.given; fail "--overhead 3000 with a counter: no own part"; }
+  check_calibration "--overhead 3000 with a counter" cal.given
 else
   echo "counter calibration skipped: perf::PAGE-FAULTS cannot be counted here"
 fi

@@ -1329,13 +1329,13 @@ int cmd_profile(int argc, char** argv) {
   }
   load_program(prog);
   if (overhead > 0) {
-    // Delta_own: the application's, where it measured the kind and that is
-    // smaller; else none (the comp: line shows it).
-    MRI_Overhead_Calibration cal;
+    // Delta_own: the application's, at most the value given. The counter
+    // kind is measured only at the first release, after this: the
+    // application takes its own then (MRI_OVERHEAD_OWN_MEASURED). Until
+    // 2026-11-29 it was 0 for that kind, and every parent lost the whole
+    // overhead of its children from its exclusive time.
     fitted.delta = overhead;
-    fitted.own = MRI_Get_Overhead_Calibration(&cal) == MRI_OK && cal.kind[kind].calibrated
-                     ? std::min(double(cal.kind[kind].delta_own), overhead)
-                     : 0;
+    fitted.own = MRI_OVERHEAD_OWN_MEASURED;
     g_overhead_source = "given with --overhead";
   }
   if (fitted.delta > 0 && MRI_Set_Overhead(kind, fitted.delta, fitted.own) != MRI_OK)
