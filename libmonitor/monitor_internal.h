@@ -125,6 +125,10 @@ struct alignas(64) ThreadState {
   // wait at a join), while an end of monitoring may be ending its open
   // instances from another thread.
   std::atomic<uint64_t> overhead_clock{0};
+  // The fraction of a tick of own overhead not yet given to an instance
+  // (fixed point, below one tick): each instance gets the whole ticks of
+  // its own part plus this carry, so that the sum over instances is exact.
+  uint64_t own_carry = 0;
   uint32_t profiled_exits = 0;  // instances of profiled regions ended so far (mod 2^32)
   // This thread's profile and callpath rows, per slice ([region], [edge]).
   // Set when the thread is published; the start-up calibration points its
