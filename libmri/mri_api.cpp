@@ -565,7 +565,13 @@ std::vector<MRI_Aggregate_Value> reduce_aggregate(MRI_Runtime_Information_Spec r
   const bool instances = ri == MRI_NUMBER_OF_INSTANCES;
   const double scale = instances || is_counter(ri) || is_cache_event(ri) ? 1.0 : ns_per_tick;  // ticks -> ns; counts stay counts
   // The raw and the compensated values reduce alike; `comp` picks the set.
-  auto sum_of = [](const proto::AggregateSlot& sl, bool comp) { return comp ? sl.comp_sum : sl.sum; };
+  // The compensated sum is signed (libmonitor adds each instance's value
+  // unclamped, as in profiles): a thread's total below 0 is reported as 0.
+  auto sum_of = [](const proto::AggregateSlot& sl, bool comp) -> uint64_t {
+    if (!comp) return sl.sum;
+    const auto signed_sum = int64_t(sl.comp_sum);
+    return signed_sum > 0 ? uint64_t(signed_sum) : 0;
+  };
   auto min_of = [](const proto::AggregateSlot& sl, bool comp) { return ~(comp ? sl.not_comp_min : sl.not_min); };
   auto max_of = [](const proto::AggregateSlot& sl, bool comp) { return comp ? sl.comp_max : sl.max; };
   std::vector<MRI_Aggregate_Value> out;

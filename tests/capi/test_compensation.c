@@ -536,6 +536,38 @@ static void one_step(void)
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
 }
 
+/* A compensated SUM over a region is its profile's compensated inclusive
+ * time: both add each instance's time less its own overhead unclamped.
+ * The own part is set to 0.8 of a child's mean time, so that the faster
+ * children come out below 0: until 2026-11-29 the SUM took them as 0 and
+ * came out above the profile. */
+static void test_time_sum_is_the_profiles(void **state)
+{
+    (void)state;
+    load();
+    MRI_Request_ID first = profile(0, "child", NULL);
+    one_step();
+    const MRI_Profile_Element *c = element(first, "child");
+    const double mean = c->inclusive / (double)c->instances;
+    print_message("a child takes %.2f ns on average\n", mean);
+    assert_int_equal(MRI_Set_Overhead(MRI_OVERHEAD_TIMER, 0.8 * mean, 0.8 * mean), MRI_OK);
+    MRI_Request_ID prof = profile(0, "child", NULL);
+    MRI_Request_ID sum = aggregate(MRI_EXECUTION_TIME, "child", MRI_SUM, MRI_PER_PROCESS);
+    MRI_Request_ID min = aggregate(MRI_EXECUTION_TIME, "child", MRI_MIN, MRI_PER_PROCESS);
+    one_step();
+    c = element(prof, "child");
+    const MRI_Aggregate_Request_Results *a = agg_data(sum);
+    print_message("children: raw %.0f ns, compensated %.0f ns (profile) and %.0f ns (SUM)\n", c->inclusive,
+                  c->compensated_inclusive, a->element[0].compensated_value);
+    assert_true(a->element[0].count == c->instances);
+    assert_true(fabs(a->element[0].value - c->inclusive) <= 1e-6 * c->inclusive);
+    assert_true(c->compensated_inclusive > 0);
+    assert_true(fabs(a->element[0].compensated_value - c->compensated_inclusive) <= 1e-6 * c->inclusive + 1.0);
+    /* An instance's own value is never below 0. */
+    assert_true(agg_data(min)->element[0].compensated_value >= 0);
+    finish();
+}
+
 /* A tool sets the timer kind's overhead in place of the calibration
  * (MRI_Set_Overhead): from the next release on, the published calibration
  * says so and each parent instance loses exactly N times the tool's value
@@ -663,6 +695,7 @@ int main(void)
         cmocka_unit_test_teardown(test_overhead_waited_for_at_a_join_is_compensated, teardown),
         cmocka_unit_test_teardown(test_time_aggregate_is_compensated, teardown),
         cmocka_unit_test_teardown(test_compensation_can_be_switched_off, teardown),
+        cmocka_unit_test_teardown(test_time_sum_is_the_profiles, teardown),
         cmocka_unit_test_teardown(test_trace_requests_have_nothing_to_compensate, teardown),
         cmocka_unit_test_teardown(test_overhead_set_by_the_tool, teardown),
     };
