@@ -983,6 +983,29 @@ void print_calibration(bool callpath, const std::vector<MRI_Runtime_Information_
     std::printf("      and %.2f ns per memory reference recorded for the cache simulator\n", sim.delta_inclusive);
 }
 
+// Rows whose compensated total the library reported as 0 because more was
+// removed than measured (docs/api.md, "Totals shown as 0"): in the table
+// of all threads or of one, inclusive or exclusive. Their comp columns then
+// no longer add up, which the user must be told.
+void warn_overcompensated(const std::vector<Row>& rows, const std::vector<std::vector<Row>>& thread_rows) {
+  std::vector<std::string> names;
+  auto check = [&names](const std::vector<Row>& table) {
+    for (const Row& r : table)
+      if (((r.incl > 0 && r.comp_incl <= 0) || (r.excl > 0 && r.comp_excl <= 0)) &&
+          std::find(names.begin(), names.end(), r.name) == names.end())
+        names.push_back(r.name);
+  };
+  check(rows);
+  for (const auto& table : thread_rows) check(table);
+  if (names.empty()) return;
+  std::string list;
+  for (size_t k = 0; k < names.size() && k < 5; ++k) list += (k ? ", " : "") + names[k];
+  if (names.size() > 5) list += ", ... (" + std::to_string(names.size()) + " in all)";
+  std::fprintf(stderr, "mri: warning: compensation removed more than was measured from %s: their comp columns show "
+               "0 there, and the rows around them no longer add up (the overhead removed exceeds what the instances "
+               "cost in this run; --fit measures it in the program itself)\n", list.c_str());
+}
+
 // The requests of one run of `mri profile`: the time profile, one per
 // --metric, and with -o the instance profile of the callgrind file
 // (`instances`, when a profile request is left for it).
@@ -1440,6 +1463,7 @@ int cmd_profile(int argc, char** argv) {
       print_table(title, thread_rows[size_t(t)], sort, total);
     }
   }
+  if (g_compensate) warn_overcompensated(rows, thread_rows);
   if (!output.empty()) write_callgrind_file(output, prog, req, instances_req, metric_req, all);
   int code = final_status(prog[0]);
   MRI_Finalize();
