@@ -285,10 +285,13 @@ MRI_Request_ID MRI_Callpath_Profile_Request(MRI_Runtime_Information_Spec *ri,
  * exit: the part of a region's enter and exit inside its own measured
  * interval, and what every monitored instance nested in it added
  * (MRI_Get_Overhead_Calibration() has the calibrated amounts). On by
- * default for every request. enabled = 0 makes the compensated values
- * equal the raw ones (and saves the work); the change applies from the next
- * release (MRI_Start/MRI_Start_Stop) on and does not reset results.
- * Errors: unknown request, a trace request (traces carry raw values). */
+ * default for every request. enabled = 0 makes the compensated values of
+ * the instances measured from then on equal their raw ones (and saves the
+ * work): the change applies from the next release (MRI_Start/
+ * MRI_Start_Stop) on and does not reset results, so what was compensated
+ * before stays in the compensated totals (a request made afresh starts
+ * from zero). Errors: unknown request, a trace request (traces carry raw
+ * values). */
 int MRI_Set_Compensation(MRI_Request_ID request, int enabled);
 
 /* Trace requests only (not in the paper, which always traces subregions):
