@@ -132,6 +132,8 @@ if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
   "$mri" profile --overhead 3000 --metric perf::PAGE-FAULTS -- "$gauss" >cal.given 2>cal.err ||
     { cat cal.err; fail "--overhead 3000 --metric perf::PAGE-FAULTS"; }
   grep -qE 'given with --overhead: 3000\.0 ns per measured region' cal.given || { cat cal.given; fail "--overhead 3000: not given"; }
+  grep -q "with the counters perf::PAGE-FAULTS read at enter and exit" cal.given ||
+    { cat cal.given; fail "--overhead 3000 with a counter: the line does not name the event"; }
   grep -qE ', [1-9][0-9]*\.[0-9] ns of it inside its own time' cal.given ||
     { cat cal.given; fail "--overhead 3000 with a counter: no own part"; }
   check_calibration "--overhead 3000 with a counter" cal.given

@@ -966,10 +966,18 @@ void print_calibration(bool callpath, const std::vector<MRI_Runtime_Information_
   if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return;
   MRI_Overhead_Kind kind = carried_kind(callpath, metrics);
   std::string what = callpath ? "; callpath profile" : "";
-  if (kind == MRI_OVERHEAD_COUNTER && cal.kind[kind].calibrated)
-    what = g_overhead_source.empty()
-               ? std::string("; with the counters ") + cal.kind[MRI_OVERHEAD_COUNTER].note + " read at enter and exit"
-               : std::string("; with counters read at enter and exit");
+  if (kind == MRI_OVERHEAD_COUNTER && cal.kind[kind].calibrated) {
+    // The events: the calibration's note names them, unless the tool set
+    // the kind (--fit, --overhead): then the --metric names.
+    std::string events = cal.kind[MRI_OVERHEAD_COUNTER].note;
+    if (!g_overhead_source.empty()) {
+      events.clear();
+      for (size_t m = 0; m < metrics.size() && m < g_metrics.size(); ++m)
+        if (metrics[m] != MRI_EXECUTION_TIME && metrics[m] != MRI_NUMBER_OF_INSTANCES)
+          events += (events.empty() ? "" : ",") + g_metrics[m];
+    }
+    what = "; with the counters " + events + " read at enter and exit";
+  }
   else if (kind == MRI_OVERHEAD_COUNTER)
     kind = callpath ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER;
   const MRI_Overhead_Value& v = cal.kind[kind];
