@@ -393,7 +393,7 @@ void apply_tool_overhead() {
     const float own = want ? from_bits(sync::load(tc.overhead_own_ns[i])) : 0.0f;
     // The segment is untrusted: the same checks as libmri's.
     if (const char* problem = want ? proto::tool_overhead_problem(i, pair, own) : nullptr) {
-      note_error("overhead set by the tool for kind %u ignored: %s (%g ns, own %g)", i, problem, double(pair),
+      note_error("overhead set by the tool for kind %u ignored: %s (%.10g ns, own %.10g)", i, problem, double(pair),
                  double(own));
       want = false;
     }

@@ -1172,7 +1172,7 @@ int MRI_Set_Overhead(MRI_Overhead_Kind overhead_kind, double delta_inclusive, do
   std::lock_guard<std::mutex> lock(s.mu);
   if (overhead_words(kind, "MRI_Set_Overhead") != MRI_OK) return MRI_Error;
   if (const char* problem = proto::tool_overhead_problem(uint32_t(kind), delta_inclusive, delta_own))
-    return fail("MRI_Set_Overhead: %s (delta_inclusive %g ns, delta_own %g ns)", problem, delta_inclusive, delta_own);
+    return fail("MRI_Set_Overhead: %s (delta_inclusive %.10g ns, delta_own %.10g ns)", problem, delta_inclusive, delta_own);
   // Not while the application reads the words at a release it has not
   // acknowledged yet.
   await_ack();
