@@ -86,6 +86,15 @@ grep -q "counts at L2, but the simulated hierarchy (MRI_CACHESIM_CONFIG: .*) has
 MRI_CACHESIM_CONFIG="L1:32K,8,64" run 0 hist --metric L2_DATA_READ_MISS --config "L1:32K,8,64;L2:1M,16,64" -- "$cachesim"
 grep -q "simulated caches: L1:32K,8,64,[^;]*;L2:1M" out.txt || { cat out.txt; fail "two levels from --config"; }
 
+# --- A histogram that counted nothing (init_matrix does not write x):
+# zeros, and a note that says so; one that counted says nothing of it.
+run 0 hist --metric L1_DATA_WRITE_MISS --data x --region init_matrix --bins 2 -- "$cachesim"
+grep -q '^  total 0$' out.txt || { cat out.txt; fail "x in init_matrix: not 0"; }
+grep -qF 'mri: note: the histogram counted nothing: no LC1_DATA_WRITE_MISS of x during init_matrix' err.txt ||
+  { cat err.txt; fail "x in init_matrix: no note that nothing was counted"; }
+run 0 hist --metric L1_DATA_WRITE_MISS --data A --region init_matrix --bins 2 -- "$cachesim"
+grep -q 'counted nothing' err.txt && { cat err.txt; fail "A in init_matrix: a note that nothing was counted"; }
+
 # --- More bins than the bytes of every registered data structure (gauss
 # -n 10: A, b and x hold 960 bytes): refused before the program runs (it
 # was refused by the monitor at the release, reported after the whole run).

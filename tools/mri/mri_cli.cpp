@@ -2319,6 +2319,12 @@ int cmd_hist(int argc, char** argv) {
                 e.value, bin_names(e, ", ").c_str());
   }
   std::printf("  total %llu\n", total);
+  // Nothing counted although the regions ran: say so, with the likely
+  // reasons, rather than leave a table of zeros to speak for itself.
+  if (total == 0 && instances > 0 && h->nr_Elements > 0)
+    std::fprintf(stderr, "mri: note: the histogram counted nothing: no %s of %s during %s (the program does not make "
+                 "such references there, or the data structure's registration had ended: Monitor_Unregister_Data)\n",
+                 event.c_str(), data.empty() ? "the registered data structures" : data.c_str(), where.c_str());
 
   std::string error;
   if (!csv.empty()) {
