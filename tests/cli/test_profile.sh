@@ -154,11 +154,12 @@ grep -q 'comp: the monitor.s overhead removed (given with --overhead: 50.0 ns pe
 near "$(removed given.out)" $((5053 * 50)) 2000 ||
   { cat given.out; fail "--overhead 50: main lost $(removed given.out) ns, expected 5053 x 50"; }
 check_calibration "--overhead 50" given.out
-# An overhead far above what the instances cost (1 us for children of
-# about 10 ns): the totals below 0 are shown as 0, and mri says which.
-"$mri" profile --overhead 1000 -- "$app" children 2000 5 >over.out 2>over.err || { cat over.err; fail "--overhead 1000"; }
+# An overhead far above what the instances cost (100 us for children of
+# about 10 ns, 1.5 us under ThreadSanitizer): the totals below 0 are shown
+# as 0, and mri says which.
+"$mri" profile --overhead 100000 -- "$app" children 2000 5 >over.out 2>over.err || { cat over.err; fail "--overhead 100000"; }
 grep -q '^mri: warning: compensation removed more than was measured from .*parent.*: their comp columns show 0' over.err ||
-  { cat over.out over.err; fail "--overhead 1000: no warning naming parent"; }
+  { cat over.out over.err; fail "--overhead 100000: no warning naming parent"; }
 
 # --- --fit 3 on gauss -r 20 (about 100 000 instances: their overhead
 # stands out of the noise of a few ms runs): seven runs before the
