@@ -691,8 +691,8 @@ static void test_release_never_taken_is_not_counted(void **state)
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
     usleep(100 * 1000); /* had the program taken the release, it would run now */
     assert_int_equal(MRI_No_Wait(), MRI_APPLICATION_STOPPED);
-    const MRI_Aggregate_Request_Results *r = agg_data(inst);
     assert_int_equal((long)agg_total(inst), 1);
+    const MRI_Aggregate_Request_Results *r = agg_data(inst); /* after agg_total: its call would end this one's data */
     assert_int_equal(r->nr_Measured_Iterations, 1);
     assert_int_equal(r->measured_iteration[0], 1);
     MRI_Application_Status_Info after;
@@ -700,8 +700,8 @@ static void test_release_never_taken_is_not_counted(void **state)
     assert_int_equal(after.stops, st.stops);
     /* The next release is the program's second. */
     run_to_breakpoint(&step);
-    r = agg_data(inst);
     assert_int_equal((long)agg_total(inst), 2);
+    r = agg_data(inst);
     assert_int_equal(r->nr_Measured_Iterations, 2);
     assert_int_equal(r->measured_iteration[1], 2);
     MRI_Application_Finish();

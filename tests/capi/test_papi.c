@@ -214,12 +214,7 @@ static void test_context_switches_are_counted_in_the_kernel(void **state)
     char *argv[] = {MRI_TESTAPP, "sleep", "20", "2", NULL};
     load(argv);
     if (!papi_built()) skip();
-    MRI_Runtime_Information_Spec cs = ri_named("perf::CONTEXT-SWITCHES");
-    MRI_Region_Spec r;
-    assert_int_equal(MRI_Find_Region("sleeper", &r), MRI_OK);
-    MRI_Region_Table regions = {&r, 1};
-    MRI_Aggregation_Spec agg = {MRI_SUM, MRI_PER_PROCESS};
-    const MRI_Request_ID id = MRI_Aggregate_Request(&cs, &regions, NULL, NULL, &agg);
+    const MRI_Request_ID id = request(ri_named("perf::CONTEXT-SWITCHES"), "sleeper", MRI_SUM, MRI_PER_PROCESS);
     if (id < 0) {
         print_message("%s\n", MRI_Get_Error_Message());
         assert_non_null(strstr(MRI_Get_Error_Message(), "happens inside the kernel, and this user may not count "

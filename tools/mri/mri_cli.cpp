@@ -1560,16 +1560,11 @@ bool keep_record(Archiver& a, int thread, uint32_t region, bool enter) {
   return inside;
 }
 
-// Defines thread `thread`'s location for the writer, once. A thread
-// counts in the summary's threads (a.threads) when it has events: `with_events`.
-bool add_location(Archiver& a, int thread, bool with_events = true) {
-  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)] == 2) return true;
-  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)] == 1) {
-    if (!with_events) return true;
-    a.location_known[size_t(thread)] = 2;
-    ++a.threads;
-    return true;
-  }
+// Defines thread `thread`'s location for the writer, once. It counts in
+// the summary's threads (a.threads) unless `counted` is false (the main
+// thread's location of a trace without events, defined last).
+bool add_location(Archiver& a, int thread, bool counted = true) {
+  if (size_t(thread) < a.location_known.size() && a.location_known[size_t(thread)]) return true;
   if (size_t(thread) >= a.location_known.size()) a.location_known.resize(size_t(thread) + 1, 0);
   mri::exporters::Location loc;
   loc.id = uint32_t(thread);
@@ -1581,8 +1576,8 @@ bool add_location(Archiver& a, int thread, bool with_events = true) {
   } else {
     loc.name = "thread " + std::to_string(thread);
   }
-  a.location_known[size_t(thread)] = with_events ? 2 : 1;
-  a.threads += with_events;
+  a.location_known[size_t(thread)] = 1;
+  a.threads += counted;
   return a.writer->add_location(loc, a.error);
 }
 
@@ -1827,7 +1822,7 @@ int cmd_trace(int argc, char** argv) {
                              "there");
   if (a.writer->events_written() == 0)
     std::fprintf(stderr, "mri: warning: %s holds no events: %s\n", output.c_str(),
-                 a.filtering || !region_names.empty() ? "no instance of the traced regions ran"
+                 !region_names.empty() ? "no instance of the traced regions ran"
                                                       : "the program ran no monitored region");
   if (discarded > 0)
     std::fprintf(stderr, "mri: warning: %s lacks the %llu discarded records: readers find enters without their "
@@ -2403,11 +2398,8 @@ void hold_closed_standard_descriptors() {
   for (int fd = 0; fd <= 2; ++fd) {
     if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
     if (fd == 1) g_stdout_was_closed = true;
-    const int held = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-    if (held >= 0 && held != fd) {  // not the lowest free number: cannot happen (0..fd-1 are open)
-      dup3(held, fd, O_CLOEXEC);
-      close(held);
-    }
+    // open() takes the lowest free number: fd (0..fd-1 are open by now).
+    open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
   }
 }
 
