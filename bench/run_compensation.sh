@@ -97,8 +97,11 @@ run_paired() {
       grep calibration "$log" | sed "s/^/  /" >&2 || true
     done
   done
-  python3 - "$out" <<'PY'
+  python3 - "$out" "$here/compensation" <<'PY'
 import csv, statistics, sys
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[2])
+import verdict
 rows = list(csv.DictReader(open(sys.argv[1])))
 order = ["is_sort", "tree_walk", "jacobi"]
 simulated = any(r["experiment"].endswith("SIM") for r in rows)
@@ -126,11 +129,16 @@ for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lam
     print(f"| | | % error (min : mean) | " + " | ".join("" if c == "MO" else f"{a} : {b}" for c, a, b in zip(cols, err(mins), err(means))) + " |")
     print(f"| | | % error of the medians | " + " | ".join(err(meds)) + " |")
     # Each round against the mean of the MO rounds just before and after it.
-    paired = []
+    paired, spans, es_of = [], [], {}
     for c in cols[1:]:
-        es = [100 * (x / statistics.mean([mo_at[n - 1], mo_at[n + 1]]) - 1) for n, x in series[c] if n - 1 in mo_at and n + 1 in mo_at]
-        paired.append(f"{statistics.median(es):.1f}" if es else "")
+        es_of[c] = [100 * (x / statistics.mean([mo_at[n - 1], mo_at[n + 1]]) - 1) for n, x in series[c] if n - 1 in mo_at and n + 1 in mo_at]
+        paired.append(f"{statistics.median(es_of[c]):.1f}" if es_of[c] else "")
     print(f"| | | % error, paired (median) | | " + " | ".join(paired) + " |")
+    # How sure that median is (bench/compensation/verdict.py).
+    dilated = bool(es_of.get("PA")) and statistics.median(es_of["PA"]) >= 100
+    for c in cols[1:]:
+        spans.append(verdict.cell(*verdict.median_interval(es_of[c]), c, dilated) if len(es_of[c]) > 1 else "")
+    print(f"| | | 95% interval of the paired median | | " + " | ".join(spans) + " |")
 PY
   echo "run_compensation: every round in $out" >&2
 }
@@ -178,6 +186,7 @@ if [[ -n $suffix ]]; then kind=simulation-compensation; fi
 if [[ -n $paired ]]; then kind=$kind-paired; fi
 if [[ $fit -gt 0 ]]; then kind=$kind-fitted; fi
 build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${3:-$build/bench/$kind-results.csv}
 dir=$build/bench/compensation
 eval_tool=$dir/compensation_eval
@@ -274,10 +283,13 @@ done
 echo >&2
 grep calibration "$build/bench/compensation-last.err" >&2 || true
 
-python3 - "$out" "${experiments[@]}" <<'PY'
+python3 - "$out" "$here/compensation" "${experiments[@]}" <<'PY'
 import csv, statistics, sys
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[2])
+import verdict
 rows = list(csv.DictReader(open(sys.argv[1])))
-exps = sys.argv[2:]
+exps = sys.argv[3:]
 data = {}
 for r in rows:
     data.setdefault((r["workload"], int(r["threads"]), r["experiment"]), []).append(float(r["main_us"]))
@@ -294,6 +306,11 @@ for (w, t) in sorted({(k[0], k[1]) for k in data}, key=lambda x: (["is_sort", "t
     # by the machine does not move.
     meds = {e: statistics.median(data[(w, t, e)]) for e in exps}
     print(f"| | | % error of the medians | " + " | ".join("" if e == "MO" else f"{100 * (meds[e] / meds['MO'] - 1):.1f}" for e in exps) + " |")
+    # How sure that median error is (bench/compensation/verdict.py).
+    dilated = "PA" in meds and meds["PA"] >= 2 * meds["MO"]
+    print(f"| | | 95% interval of the medians' error | " + " | ".join(
+        "" if e == "MO" else verdict.cell(*verdict.ratio_interval(data[(w, t, e)], data[(w, t, "MO")]), e, dilated)
+        for e in exps) + " |")
     # --fit: each profile against the mean of the MO runs of its own fit.
     if any(r.get("profile") for r in rows):
         own = []
