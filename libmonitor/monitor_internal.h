@@ -267,6 +267,7 @@ struct Global {
   std::unordered_map<std::string, uint32_t>* file_ids = nullptr;
   std::unordered_map<std::string, uint32_t>* region_ids = nullptr;
   uint32_t string_pool_used = 0;
+  uint32_t names_emptied = 0;  // region and file names that found the pool full (published empty)
 
   // Threads: index -> state; states live until exit (the quiescing thread
   // may look at them at any time).

@@ -986,7 +986,12 @@ int32_t publish_region(Monitor_Region_Descriptor* d) {
   proto::View& v = g.view;
   auto intern = [&v](const char* s, uint32_t& off, uint32_t& len) {
     size_t n = s ? std::strlen(s) : 0;
-    if (g.string_pool_used + n + 1 > v.g.string_pool_bytes) n = 0;  // pool full: empty name
+    if (n && g.string_pool_used + n + 1 > v.g.string_pool_bytes) {  // pool full: an empty name, said
+      note_error("%u region or file name(s) published empty: the name pool (%u bytes) is full; "
+                 "those regions are still measured, known by their file and line",
+                 ++g.names_emptied, v.g.string_pool_bytes);
+      n = 0;
+    }
     if (g.string_pool_used + 1 > v.g.string_pool_bytes) {
       off = 0;
       len = 0;

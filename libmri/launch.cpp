@@ -307,6 +307,10 @@ int check_load(const char* path, LoadInputs& in) {
   if (const char* bad = proto::validate_geometry(geo))
     return fail("bad MRI_MAX_REGIONS, MRI_MAX_THREADS or MRI_MAX_EDGES: %s (at most %u regions, %u threads, %u edges)",
                 bad, proto::kHardMaxRegions, proto::kHardMaxThreads, proto::kHardMaxEdges);
+  // Names: 256 bytes a region, from the default 1 MiB up to the hard limit
+  // (pages are backed only where names are written).
+  geo.string_pool_bytes = std::clamp(256u * geo.max_regions, proto::kDefaultGeometry.string_pool_bytes,
+                                     proto::kHardMaxStringPool);
   // A bad cache configuration is the tool's error, found before anything starts.
   return cache_configuration_for_load(in.cache_config);
 }

@@ -68,6 +68,10 @@
  *                                     a byte each) before the first region (exit 4
  *                                     when one fails that the table holds, 5 when one
  *                                     at address NULL is taken), then one "step"
+ *   mri_testapp long_names N BYTES    registers N ROUTINE regions at run time, each
+ *                                     named by BYTES characters ("0xxx...", "1xxx...",
+ *                                     ...), and runs each once (exit 3 when one gets
+ *                                     no id)
  *   mri_testapp early_dlclose PATH N  dlopen() and dlclose() the module PATH before
  *                                     the first region (its regions are not yet
  *                                     published), then N "step"s in "main"
@@ -407,6 +411,22 @@ int main(int argc, char **argv)
         }
     } else if (strcmp(mode, "late_start") == 0 || strcmp(mode, "many_data") == 0) {
         one_step(0);
+    } else if (strcmp(mode, "long_names") == 0) {
+        /* Names that outgrow the monitor's name pool (1 MiB by default). */
+        static Monitor_Region_Descriptor regions[64];
+        const int n = arg_int(argc, argv, 2), bytes = arg_int(argc, argv, 3);
+        if (n < 1 || n > 64 || bytes < 2) return 2;
+        for (int i = 0; i < n; ++i) {
+            char *name = malloc((size_t)bytes + 1);
+            if (!name) return 2;
+            memset(name, 'x', (size_t)bytes);
+            name[bytes] = '\0';
+            name[snprintf(name, (size_t)bytes, "%d", i)] = 'x';
+            regions[i] = (Monitor_Region_Descriptor){0, MRI_REGION_ROUTINE, 0, -1, name, __FILE__, 1000 + i, 0};
+            if (Monitor_Register_Region(&regions[i]) < 0) return 3;
+            MONITOR_ENTER(regions[i]);
+            MONITOR_EXIT(regions[i]);
+        }
     } else if (strcmp(mode, "deep") == 0 || strcmp(mode, "deep_exit") == 0) {
         deep_exits = strcmp(mode, "deep_exit") == 0;
         if (deep(arg_int(argc, argv, 2)) != arg_int(argc, argv, 2)) return 3;

@@ -746,6 +746,56 @@ static void test_data_structures_beyond_the_table(void **state)
     assert_string_equal(st.monitor_message, "");
 }
 
+/* Names that do not fit in the name pool are published empty, and the
+ * monitor says how many; a larger MRI_MAX_REGIONS brings a larger pool
+ * (256 bytes a region, from 1 MiB up to 16 MiB). Before, the names were
+ * emptied without a word. */
+static int count_long_names(int *empty)
+{
+    MRI_Region_Table t;
+    assert_int_equal(MRI_Get_Regions(&t), MRI_OK);
+    int named = 0;
+    *empty = 0;
+    for (int i = 0; i < t.nr_Elements; ++i) {
+        MRI_Region_Info info;
+        assert_int_equal(MRI_Get_Region_Info(&t.region[i], &info), MRI_OK);
+        if (t.region[i].id.line_NR < 1000) continue;
+        if (strlen(info.name) == 30000) ++named;
+        else if (info.name[0] == '\0') ++*empty;
+        else fail_msg("region at line %d named \"%.20s...\"", t.region[i].id.line_NR, info.name);
+    }
+    return named;
+}
+
+static void test_names_beyond_the_name_pool(void **state)
+{
+    (void)state;
+    load("long_names", "40", "30000", NULL);
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    int empty;
+    const int named = count_long_names(&empty);
+    assert_int_equal(named + empty, 40);
+    assert_in_range(named, 30, 34); /* 1 MiB holds 34 of 30001 bytes, less the other names */
+    char expected[256];
+    snprintf(expected, sizeof expected,
+             "%d region or file name(s) published empty: the name pool (1048576 bytes) is full; "
+             "those regions are still measured, known by their file and line", empty);
+    assert_string_equal(st.monitor_message, expected);
+    MRI_Finalize();
+    setenv("MRI_MAX_REGIONS", "8192", 1);
+    load("long_names", "40", "30000", NULL);
+    unsetenv("MRI_MAX_REGIONS");
+    run_to_end();
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.exit_code, 0);
+    assert_int_equal(count_long_names(&empty), 40);
+    assert_int_equal(empty, 0);
+    assert_string_equal(st.monitor_message, "");
+}
+
 static void test_exit_code_and_reload(void **state)
 {
     (void)state;
@@ -1572,6 +1622,7 @@ int main(void)
         cmocka_unit_test_teardown(test_release_never_taken_is_not_counted, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
+        cmocka_unit_test_teardown(test_names_beyond_the_name_pool, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
         cmocka_unit_test_teardown(test_exit_before_the_first_region, teardown),
