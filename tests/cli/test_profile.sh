@@ -29,6 +29,9 @@
 #     written there directly; with standard output, mri's table and the
 #     program's own output go to stderr instead; a descriptor that is not
 #     open is refused before the run;
+#   - regions whose names the monitor's name pool had no room for
+#     ("long_names") show as "(unnamed)" in the table and the -o file, and
+#     mri passes on the monitor's count of them;
 #   - a reader of the table that is gone (`| true`): mri still writes the
 #     -o file and ends the program, then dies of SIGPIPE quietly (141);
 #     with SIGPIPE ignored it says so, status 1.
@@ -363,5 +366,17 @@ ls -A | grep -q '^\.' && { ls -A; fail "profile | true: a temporary file was lef
 status=$?
 [[ $status == 1 ]] || { cat ign.err; fail "profile | true with SIGPIPE ignored: status $status, expected 1"; }
 grep -q '^mri: cannot write standard output: Broken pipe' ign.err || { cat ign.err; fail "no word on the broken pipe"; }
+
+# --- 40 names of 30000 bytes: the last few do not fit in the 1 MiB pool.
+"$mri" profile -o names.cg -- "$app" long_names 40 30000 >names.out 2>names.err ||
+  { cat names.err; fail "long_names: mri failed"; }
+unnamed=$(grep -c '^  (unnamed) ' names.out)
+[[ $unnamed -ge 1 ]] || { cut -c1-80 names.out; fail "long_names: no (unnamed) row in the table"; }
+grep -q "^mri: the monitor reported: $unnamed region or file name(s) published empty: the name pool (1048576 bytes) is full" names.err ||
+  { cut -c1-160 names.err; fail "long_names: the monitor's count of empty names ($unnamed rows) not passed on"; }
+[[ $(grep -c '^cfn=([0-9]*) (unnamed) \[line 10[0-9][0-9]\]$' names.cg) == "$unnamed" ]] ||
+  { grep '^cfn=' names.cg | cut -c1-60; fail "long_names: the -o file does not name the $unnamed regions (unnamed) [line N]"; }
+callgrind_annotate names.cg >names.ann 2>&1 && grep -q 'PROGRAM TOTALS' names.ann ||
+  fail "long_names: callgrind_annotate cannot read names.cg"
 
 echo "profile: all checks passed"

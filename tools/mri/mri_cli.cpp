@@ -456,9 +456,13 @@ std::string printable(const std::string& name) {
 }
 
 // A region's name for the tables (printable()).
+// A region's name as shown and exported: "(unnamed)" for an empty one (a
+// name the monitor's name pool had no room for: monitor_message says so).
+std::string shown_name(const char* name) { return name[0] ? name : "(unnamed)"; }
+
 std::string region_name(const MRI_Region_Spec& r) {
   MRI_Region_Info info;
-  return MRI_Get_Region_Info(&r, &info) == MRI_OK ? printable(info.name) : "?";
+  return MRI_Get_Region_Info(&r, &info) == MRI_OK ? printable(shown_name(info.name)) : "?";
 }
 
 void print_table(const char* title, std::vector<Row> rows, const std::string& sort, double total_ns) {
@@ -756,7 +760,7 @@ std::map<RegionKey, uint32_t> region_indices(std::vector<mri::exporters::Region>
       mri::exporters::Region reg;
       reg.id = uint32_t(r);
       if (MRI_Get_Region_Info(&t.region[r], &info) == MRI_OK) {
-        reg.name = info.name;
+        reg.name = shown_name(info.name);
         reg.file = info.file;
       } else {
         reg.name = "?";
