@@ -6,6 +6,10 @@
 #   bench/run_compensation.sh --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]
 #   bench/run_compensation.sh --fit FIT BUILD_DIR [TRIALS] [OUT_CSV]
 #
+# --only WORKLOAD[:THREADS] (before the others) runs one workload, with 1
+# and 2 threads or only THREADS: for a long run of one case, whose
+# interval (below) narrows with the square root of its runs.
+#
 # --simulated: time under the cache simulator instead. The same workloads
 # built with the cache-simulator instrumentation (*_cachesim); experiments
 # MO (only main measured, the instrumentation dormant), SIM (the same with
@@ -62,17 +66,20 @@ set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log lines cal timer_di callpath_di period=4 mode=() threads=(1 2)
+  local rounds=$1 w t log lines cal timer_di callpath_di period=4 mode=()
   local -a fit_args=()
   if [[ -n $suffix ]]; then
     period=2
     mode=(--simulated)
     # The fit counts the references of the round's thread: one program thread.
-    if [[ $fit -gt 0 ]]; then threads=(1); fi
+    if [[ $fit -gt 0 ]]; then
+      [[ ${threads[*]} != 2 ]] || { echo "run_compensation: --paired --simulated --fit runs one program thread, not 2" >&2; exit 2; }
+      threads=(1)
+    fi
   fi
   if [[ $fit -gt 0 ]]; then fit_args=(--fit "$fit"); fi
   echo "workload,threads,round,experiment,raw_us,comp_us,instances,timer_delta_i_ns,callpath_delta_i_ns,fitted_delta_ns,references,recording_ns" >"$out"
-  for w in is_sort tree_walk jacobi; do
+  for w in "${workloads[@]}"; do
     for t in "${threads[@]}"; do
       printf 'run_compensation: %s%s, %d thread(s), %d rounds%s\n' "$w" "$suffix" "$t" "$rounds" \
         "${fit_args:+ after $((period * fit)) fit rounds}" >&2
@@ -147,10 +154,12 @@ suffix=
 experiments=(MO PA PA-comp CA CA-comp)
 paired=
 fit=0
+workloads=(is_sort tree_walk jacobi)
+threads=(1 2)
 usage() {
-  echo "usage: $0 [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
-  echo "       $0 --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
-  echo "       $0 --fit FIT BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  echo "usage: $0 [--only WORKLOAD[:THREADS]] [--simulated] BUILD_DIR [TRIALS] [OUT_CSV]" >&2
+  echo "       $0 [--only WORKLOAD[:THREADS]] --paired [--simulated] [--fit FIT] BUILD_DIR [ROUNDS] [OUT_CSV]" >&2
+  echo "       $0 [--only WORKLOAD[:THREADS]] --fit FIT BUILD_DIR [TRIALS] [OUT_CSV]" >&2
   exit 2
 }
 while [[ ${1:-} == --* ]]; do
@@ -163,6 +172,13 @@ while [[ ${1:-} == --* ]]; do
     --paired)
       paired=1
       shift
+      ;;
+    --only)
+      [[ ${2:-} =~ ^(is_sort|tree_walk|jacobi)(:[12])?$ ]] ||
+        { echo "run_compensation: --only WORKLOAD[:THREADS]: WORKLOAD is is_sort, tree_walk or jacobi, THREADS 1 or 2, not \"${2:-}\"" >&2; exit 2; }
+      workloads=("${2%%:*}")
+      [[ $2 != *:* ]] || threads=("${2##*:}")
+      shift 2
       ;;
     --fit)
       [[ ${2:-} =~ ^[0-9]+$ && ${2:-} -ge 1 && ${2:-} -le 64 ]] ||
@@ -205,7 +221,6 @@ fi
 trials=${2:-10}
 [[ $trials =~ ^[1-9][0-9]*$ ]] || { echo "run_compensation: TRIALS must be a positive number" >&2; exit 2; }
 
-workloads=(is_sort tree_walk jacobi)
 mri=$build/tools/mri/mri
 
 # One `mri profile --fit FIT` of workload $1 with $2 threads, trial $3;
@@ -247,11 +262,11 @@ profile_fit() {
 # With --fit, the last column says which profile (flat or callpath) a fit
 # run belongs to.
 echo "workload,threads,experiment,trial,main_us,raw_us,instances,timer_delta_i_ns,callpath_delta_i_ns,profile" >"$out"
-total=$(( ${#workloads[@]} * 2 * trials * ${#experiments[@]} ))
-[[ $fit -gt 0 ]] && total=$(( ${#workloads[@]} * 2 * trials * 2 * (2 * fit + 2) ))
+total=$(( ${#workloads[@]} * ${#threads[@]} * trials * ${#experiments[@]} ))
+[[ $fit -gt 0 ]] && total=$(( ${#workloads[@]} * ${#threads[@]} * trials * 2 * (2 * fit + 2) ))
 done_runs=0
 for w in "${workloads[@]}"; do
-  for t in 1 2; do
+  for t in "${threads[@]}"; do
     for ((trial = 1; trial <= trials; trial++)); do
       if [[ $fit -gt 0 ]]; then
         for form in flat callpath; do
