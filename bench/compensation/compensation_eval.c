@@ -36,6 +36,11 @@
  *   round=<n> experiment=<warm-up|MO|PA|CA> raw_us=<round's inclusive time>
  *   comp_us=<compensated> instances=<region instances measured in it>
  * After the last round the program runs to its end with nothing measured.
+ * A workload with 2 threads starts its second thread anew in every round,
+ * and each one that runs a measured region (a PA or CA round) takes one of
+ * the monitor's thread rows, which are never reused: PAIRED asks for the
+ * most (MRI_MAX_THREADS=1024, unless set), which holds about 2000 rounds,
+ * and stops with the reason at the first round whose threads found no row.
  *
  *   compensation_eval PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]
  *
@@ -98,7 +103,7 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
     return a->id.file_ID == b->id.file_ID && a->id.line_NR == b->id.line_NR;
 }
 
-#define MAX_THREADS 64
+#define MAX_THREADS 1024 /* the monitor's hard limit (MRI_MAX_THREADS) */
 
 /* The request's profile element of `region` (NULL when it has none) and
  * the instances of every region it measured; with `busiest`, also the
@@ -241,6 +246,7 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
     for (int i = 0; i < argc; ++i) args[i] = argv[i];
     args[argc] = "-r";
     args[argc + 1] = count;
+    setenv("MRI_MAX_THREADS", "1024", 0); /* threads started anew in every round (above) */
     if (MRI_Init() != MRI_OK) return die("init");
     if (MRI_Application_Load(args[0], args) != MRI_OK) return die("load");
     MRI_Region_Spec round;
@@ -305,6 +311,15 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
         if (region_result_threads(id, &round, &m, &instances, &busiest[r])) return 1;
         if (!m || m->instances != 1) {
             fprintf(stderr, "compensation_eval: round %d was not measured exactly once\n", r);
+            return 1;
+        }
+        MRI_Application_Status_Info status;
+        if (MRI_Get_Application_Status(&status) != MRI_OK) return die("status");
+        if (status.threads_dropped) {
+            fprintf(stderr,
+                    "compensation_eval: round %d: %u thread(s) of the program found no row in the monitor "
+                    "(MRI_MAX_THREADS): each round starts its threads anew; run fewer rounds\n",
+                    r, status.threads_dropped);
             return 1;
         }
         raw[r] = m->inclusive;
@@ -388,7 +403,13 @@ int main(int argc, char **argv)
             next += 2;
         }
         if (next < argc && strcmp(argv[next], "--") == 0 && argc > next + 1)
-            return paired((int)rounds, simulated, (int)fit, argc - next - 1, argv + next + 1);
+        {
+            const int status = paired((int)rounds, simulated, (int)fit, argc - next - 1, argv + next + 1);
+            /* A round that failed leaves the program stopped or running its
+             * remaining rounds: end it rather than leave it behind. */
+            if (status != 0 && MRI_No_Wait() != MRI_APPLICATION_TERMINATED) MRI_Application_Finish();
+            return status;
+        }
     }
     if (argc < 4 || strcmp(argv[2], "--") != 0) {
         fprintf(stderr, "usage: compensation_eval MO|PA|PA-comp|CA|CA-comp|SIM|SIM-comp -- PROGRAM [ARGS...]\n"

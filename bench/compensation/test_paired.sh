@@ -4,7 +4,8 @@
 # every instance (as many as a whole-program PA run with as many threads
 # counts, less main, which the rounds do not measure), compensation
 # removes something from them and nothing but the round's own part from
-# MO, and bad input is refused with a reason.
+# MO, a program with more threads than the monitor's rows is stopped with
+# the reason and ended, and bad input is refused with a reason.
 #
 #   test_paired.sh COMPENSATION_EVAL TREE_WALK JACOBI [JACOBI_CACHESIM]
 #
@@ -145,6 +146,20 @@ fi
 # The workloads refuse a bad round count themselves.
 if "$jacobi" -n 8 -s 2 -r 0 2>"$tmp/bad.err"; then fail "jacobi -r 0 succeeded"; fi
 grep -q "ROUNDS >= 1" "$tmp/bad.err" || { cat "$tmp/bad.err"; fail "jacobi -r 0: no reason"; }
+
+# More threads than the monitor's rows: every round of 2 threads starts one
+# anew. The run stops at the first round whose thread found no row, with
+# the reason, and ends the program (before, the tool stopped at its 64th
+# thread and left the program running its remaining rounds).
+status=0
+MRI_MAX_THREADS=6 "$eval_tool" PAIRED 400 -- "$tree_walk" -n 300 -w 2 -t 2 >"$tmp/rows.txt" 2>"$tmp/rows.err" || status=$?
+[[ $status == 1 ]] || { cat "$tmp/rows.err"; fail "PAIRED 400 with 6 thread rows: exit status $status, expected 1"; }
+grep -q "^compensation_eval: round [0-9]*: 1 thread(s) of the program found no row in the monitor (MRI_MAX_THREADS)" \
+  "$tmp/rows.err" || { cat "$tmp/rows.err"; fail "PAIRED 400 with 6 thread rows: no reason"; }
+last=$(tail -1 "$tmp/rows.txt" | sed -E 's/^round=([0-9]+) .*/\1/')
+[[ $last =~ ^[0-9]+$ && $last -ge 8 && $last -lt 20 ]] || fail "PAIRED 400 with 6 thread rows: last round $last, expected 8 to 19"
+sleep 0.2
+pgrep -f -- "$tree_walk -n 300 -w 2 -t 2 -r 400" >/dev/null && fail "PAIRED 400 with 6 thread rows: the program was left running"
 
 # Bad round counts are refused before anything starts.
 for bad in 1 x 3y 100001; do

@@ -9,6 +9,11 @@ the median, 2000 times, a fixed seed so that a table repeats) and says what
 the interval allows: "met" when it lies within the target, "missed" when
 it lies outside, "cannot tell" when it straddles the target's edge.
 
+The bootstrap takes the runs (or paired rounds) as independent. Rounds of
+one process that fall into one of the host's slow phases are not: there
+the interval comes out narrower than it should, so a "met" from rounds is
+worth checking against a second run.
+
 Run as a script, it checks itself on made-up samples.
 """
 import random
