@@ -455,11 +455,11 @@ std::string printable(const std::string& name) {
   return out;
 }
 
-// A region's name for the tables (printable()).
 // A region's name as shown and exported: "(unnamed)" for an empty one (a
 // name the monitor's name pool had no room for: monitor_message says so).
 std::string shown_name(const char* name) { return name[0] ? name : "(unnamed)"; }
 
+// A region's name for the tables (printable()).
 std::string region_name(const MRI_Region_Spec& r) {
   MRI_Region_Info info;
   return MRI_Get_Region_Info(&r, &info) == MRI_OK ? printable(shown_name(info.name)) : "?";
