@@ -34,19 +34,6 @@ std::vector<proto::DataRecord>* g_records = nullptr;
 
 proto::AppControl& app() { return g.view.header()->app; }
 
-// Appends s to the string pool; false when it does not fit.
-bool intern(const std::string& s, uint32_t& off, uint32_t& len) {
-  proto::View& v = g.view;
-  if (g.string_pool_used + s.size() + 1 > v.g.string_pool_bytes) return false;
-  std::memcpy(v.strings() + g.string_pool_used, s.data(), s.size());
-  v.strings()[g.string_pool_used + s.size()] = '\0';
-  off = g.string_pool_used;
-  len = uint32_t(s.size());
-  g.string_pool_used += uint32_t(s.size()) + 1;
-  sync::store(app().string_pool_used, g.string_pool_used);
-  return true;
-}
-
 // The file id of `file`, publishing a file record when it is new (the same
 // table publish_region() fills); -1 when the file table is full.
 int64_t file_id_for(const std::string& file) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -352,6 +353,9 @@ bool end_monitoring(proto::StopReason reason);
 // Its middle part, also the tool's end of the program (session.cpp).
 void end_every_instance(ThreadState* self, bool wait_for_room);
 
+// Appends `s` to the segment's string pool (needs registry_mutex); false
+// when it does not fit.
+bool intern(std::string_view s, uint32_t& off, uint32_t& len);
 int32_t publish_region(Monitor_Region_Descriptor* d);
 // A copy of `d` with its own name and file, for a descriptor the monitor
 // keeps for the process's life (a region found by unwinding, a module's

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -979,30 +980,32 @@ void reserve_plans() {
   std::atomic_ref<uint32_t>(g.plan_count).store(uint32_t(g.plans.size()), std::memory_order_release);
 }
 
+bool intern(std::string_view s, uint32_t& off, uint32_t& len) {
+  proto::View& v = g.view;
+  if (g.string_pool_used + s.size() + 1 > v.g.string_pool_bytes) return false;
+  std::memcpy(v.strings() + g.string_pool_used, s.data(), s.size());
+  v.strings()[g.string_pool_used + s.size()] = '\0';
+  off = g.string_pool_used;
+  len = uint32_t(s.size());
+  g.string_pool_used += uint32_t(s.size()) + 1;
+  sync::store(app().string_pool_used, g.string_pool_used);
+  return true;
+}
+
 // Publishes one descriptor: its file and region records (descriptors with
 // the same type, file and line share one region). Needs registry_mutex. Returns the region
 // id, or -1 when a capacity is exhausted (counted as dropped).
 int32_t publish_region(Monitor_Region_Descriptor* d) {
   proto::View& v = g.view;
-  auto intern = [&v](const char* s, uint32_t& off, uint32_t& len) {
-    size_t n = s ? std::strlen(s) : 0;
-    if (n && g.string_pool_used + n + 1 > v.g.string_pool_bytes) {  // pool full: an empty name, said
+  // A name that does not fit is published empty, and said.
+  auto intern_or_empty = [&v](const char* s, uint32_t& off, uint32_t& len) {
+    const std::string_view name = s ? s : "";
+    if (intern(name, off, len)) return;
+    if (!name.empty())
       note_error("%u region or file name(s) published empty: the name pool (%u bytes) is full; "
                  "those regions are still measured, known by their file and line",
                  ++g.names_emptied, v.g.string_pool_bytes);
-      n = 0;
-    }
-    if (g.string_pool_used + 1 > v.g.string_pool_bytes) {
-      off = 0;
-      len = 0;
-      return;
-    }
-    std::memcpy(v.strings() + g.string_pool_used, s ? s : "", n);
-    v.strings()[g.string_pool_used + n] = '\0';
-    off = g.string_pool_used;
-    len = uint32_t(n);
-    g.string_pool_used += uint32_t(n) + 1;
-    sync::store(app().string_pool_used, g.string_pool_used);
+    if (name.empty() || !intern("", off, len)) off = len = 0;  // not even room for the terminator
   };
   auto drop = [d]() {
     d->id = -1;
@@ -1017,7 +1020,7 @@ int32_t publish_region(Monitor_Region_Descriptor* d) {
     file_id = uint32_t(g.file_ids->size());
     g.file_ids->emplace(file, file_id);
     proto::FileRecord* fr = v.file(file_id);
-    intern(file.c_str(), fr->name_offset, fr->name_len);
+    intern_or_empty(file.c_str(), fr->name_offset, fr->name_len);
     sync::store(app().file_count, file_id + 1);
   } else {
     file_id = fit->second;
@@ -1035,7 +1038,7 @@ int32_t publish_region(Monitor_Region_Descriptor* d) {
   r->type = d->type;
   r->line = d->line;
   r->file_id = file_id;
-  intern(d->name, r->name_offset, r->name_len);
+  intern_or_empty(d->name, r->name_offset, r->name_len);
   sync::store(app().region_count, id + 1);  // release: the record is complete
   return d->id = int(id);
 }

@@ -541,11 +541,11 @@ static void one_step(void)
  * The own part is set a quarter of the way from the fastest child to a
  * child's mean time in the step before, so that the fastest children come
  * out below 0 and the total above it (a step's mean moves by 15% from one
- * step to the next here, its fastest child less): until 2026-11-29 the SUM took the children below
- * 0 as 0 and came out above the profile. The equalities are exact; whether
- * a step shows both sides depends on its speed against the step before, so
- * a step that does not is measured again, with the own part from it, up to
- * 5 times. (With 0.8 of the mean, one CI run's step ran 25% faster than the
+ * step to the next here, its fastest child less): until 2026-11-29 the
+ * SUM took the children below 0 as 0 and came out above the profile. The
+ * equalities are exact; whether a step shows both sides depends on its
+ * speed against the step before, so a step that does not is measured
+ * again, with the own part from it, up to 5 times. (With 0.8 of the mean, one CI run's step ran 25% faster than the
  * one before and left every total below 0; under ThreadSanitizer no child
  * was below 0.8 of the mean, which slow children inflate there.) */
 static void test_time_sum_is_the_profiles(void **state)
