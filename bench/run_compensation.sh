@@ -215,12 +215,6 @@ done
 if [[ -n $paired ]]; then
   rounds=${2:-21}
   [[ $rounds =~ ^[0-9]+$ && $rounds -ge 6 ]] || { echo "run_compensation: ROUNDS must be a number, 6 or more" >&2; exit 2; }
-  # With 2 threads each measured round starts a thread that takes one of
-  # the monitor's 1024 rows for good (compensation_eval, PAIRED).
-  if [[ " ${threads[*]} " == *" 2 "* && $((rounds + 4 * fit)) -gt 2000 ]]; then
-    echo "run_compensation: --paired with 2 threads: at most 2000 rounds in all ($rounds + $((4 * fit)) fit rounds asked; each round starts its thread anew, and the monitor has 1024 thread rows); add --only WORKLOAD:1 for longer runs" >&2
-    exit 2
-  fi
   run_paired "$rounds"
   exit 0
 fi

@@ -36,11 +36,12 @@
  *   round=<n> experiment=<warm-up|MO|PA|CA> raw_us=<round's inclusive time>
  *   comp_us=<compensated> instances=<region instances measured in it>
  * After the last round the program runs to its end with nothing measured.
- * A workload with 2 threads starts its second thread anew in every round,
- * and each one that runs a measured region (a PA or CA round) takes one of
- * the monitor's thread rows, which are never reused: PAIRED asks for the
- * most (MRI_MAX_THREADS=1024, unless set), which holds about 2000 rounds,
- * and stops with the reason at the first round whose threads found no row.
+ * The workloads here keep their threads for all the rounds (crew.h). A
+ * program that starts its threads anew in every round takes a new row of
+ * the monitor for each one that runs a measured region (a PA or CA round),
+ * and rows are never reused: PAIRED asks for the most (MRI_MAX_THREADS=1024,
+ * unless set) and stops with the reason at the first round whose threads
+ * found no row.
  *
  *   compensation_eval PAIRED ROUNDS --fit FIT -- PROGRAM [ARGS...]
  *
@@ -246,7 +247,7 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
     for (int i = 0; i < argc; ++i) args[i] = argv[i];
     args[argc] = "-r";
     args[argc + 1] = count;
-    setenv("MRI_MAX_THREADS", "1024", 0); /* threads started anew in every round (above) */
+    setenv("MRI_MAX_THREADS", "1024", 0); /* for programs that start threads anew in every round (above) */
     if (MRI_Init() != MRI_OK) return die("init");
     if (MRI_Application_Load(args[0], args) != MRI_OK) return die("load");
     MRI_Region_Spec round;
@@ -318,7 +319,8 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
         if (status.threads_dropped) {
             fprintf(stderr,
                     "compensation_eval: round %d: %u thread(s) of the program found no row in the monitor "
-                    "(MRI_MAX_THREADS): each round starts its threads anew; run fewer rounds\n",
+                    "(MRI_MAX_THREADS): more threads than rows, or threads started anew in every round "
+                    "(rows are never reused); raise MRI_MAX_THREADS or run fewer rounds\n",
                     r, status.threads_dropped);
             return 1;
         }

@@ -9,14 +9,16 @@
  *
  * Each thread sorts its own KEYS keys ITERATIONS times (default 1 thread,
  * 400000 keys, 4 iterations); region "main" covers the whole program. With
- * ROUNDS (default 1) the whole work, threads created and joined, is done
- * that many times, each a region "round" (compensation_eval PAIRED).
+ * ROUNDS (default 1) the whole work is done that many times, each a region
+ * "round" (compensation_eval PAIRED); the threads are started once and kept
+ * for every round (crew.h).
  */
 #include <mri_monitor.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "crew.h"
 
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
 MONITOR_REGION(r_round, MRI_REGION_LOOP, "round");
@@ -131,21 +133,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "is_sort: need 1..64 threads, KEYS >= 1, ITERATIONS >= 1, ROUNDS >= 1\n");
         return 2;
     }
-    struct part parts[64];
-    pthread_t tid[64];
+    struct part parts[crew_max_threads];
+    struct crew crew;
+    crew_start(&crew, threads, rounds, sort_part, parts, sizeof parts[0]);
     int bad = 0;
     for (int r = 0; r < rounds; ++r) {
         MONITOR_ENTER(r_round);
         for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, iterations, t, 0};
-        for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, sort_part, &parts[t]);
-        sort_part(&parts[0]);
-        bad += parts[0].bad;
-        for (int t = 1; t < threads; ++t) {
-            pthread_join(tid[t], NULL);
-            bad += parts[t].bad;
-        }
+        crew_round(&crew);
+        for (int t = 0; t < threads; ++t) bad += parts[t].bad;
         MONITOR_EXIT(r_round);
     }
+    crew_finish(&crew);
     MONITOR_EXIT(r_main);
     if (bad) {
         fprintf(stderr, "is_sort: %d keys out of order\n", bad);

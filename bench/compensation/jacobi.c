@@ -8,14 +8,16 @@
  *
  * Each thread relaxes its own N x N grid SWEEPS times (default 1 thread,
  * N = 256, 2000 sweeps); region "main" covers the whole program. With
- * ROUNDS (default 1) the whole work, threads created and joined, is done
- * that many times, each a region "round" (compensation_eval PAIRED).
+ * ROUNDS (default 1) the whole work is done that many times, each a region
+ * "round" (compensation_eval PAIRED); the threads are started once and kept
+ * for every round (crew.h).
  */
 #include <mri_monitor.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "crew.h"
 
 MONITOR_REGION(r_main, MRI_REGION_PROGRAM, "main");
 MONITOR_REGION(r_round, MRI_REGION_LOOP, "round");
@@ -96,18 +98,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "jacobi: need 1..64 threads, N >= 3, SWEEPS >= 1, ROUNDS >= 1\n");
         return 2;
     }
-    struct part parts[64];
-    pthread_t tid[64];
+    struct part parts[crew_max_threads];
+    struct crew crew;
+    crew_start(&crew, threads, rounds, relax_part, parts, sizeof parts[0]);
     int ok = 1;
     for (int r = 0; r < rounds; ++r) {
         MONITOR_ENTER(r_round);
         for (int t = 0; t < threads; ++t) parts[t] = (struct part){n, sweeps, 0.0};
-        for (int t = 1; t < threads; ++t) pthread_create(&tid[t], NULL, relax_part, &parts[t]);
-        relax_part(&parts[0]);
-        for (int t = 1; t < threads; ++t) pthread_join(tid[t], NULL);
+        crew_round(&crew);
         ok &= parts[0].last >= 0;
         MONITOR_EXIT(r_round);
     }
+    crew_finish(&crew);
     MONITOR_EXIT(r_main);
     return ok ? 0 : 1;
 }

@@ -7,17 +7,18 @@
 //
 // Each thread builds its own tree of NODES nodes and walks it WALKS times
 // (default 1 thread, 100000 nodes, 10 walks); region "main" covers the
-// whole program. With ROUNDS (default 1) the whole work, threads created
-// and joined, is done that many times, each a region "round"
-// (compensation_eval PAIRED).
+// whole program. With ROUNDS (default 1) the whole work is done that many
+// times, each a region "round" (compensation_eval PAIRED); the threads are
+// started once and kept for every round (crew.h).
 #include <mri_monitor.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <vector>
+
+#include "crew.h"
 
 namespace {
 
@@ -124,21 +125,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tree_walk: need 1..64 threads, NODES >= 1, WALKS >= 1, ROUNDS >= 1\n");
     return 2;
   }
+  std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
+  crew crew;
+  crew_start(&crew, threads, rounds, grow_and_walk, parts.data(), sizeof(Part));
   long bad = 0;
   for (int r = 0; r < rounds; ++r) {
     MONITOR_ENTER(r_round);
-    std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
-    std::vector<pthread_t> tid(static_cast<size_t>(threads));
-    for (int t = 0; t < threads; ++t) parts[size_t(t)].index = t;
-    for (int t = 1; t < threads; ++t) pthread_create(&tid[size_t(t)], nullptr, grow_and_walk, &parts[size_t(t)]);
-    grow_and_walk(&parts[0]);
-    bad += parts[0].checksum;
-    for (int t = 1; t < threads; ++t) {
-      pthread_join(tid[size_t(t)], nullptr);
-      bad += parts[size_t(t)].checksum;
-    }
+    for (int t = 0; t < threads; ++t) parts[size_t(t)] = Part{n, walks, t};
+    crew_round(&crew);
+    for (const Part& part : parts) bad += part.checksum;
     MONITOR_EXIT(r_round);
   }
+  crew_finish(&crew);
   MONITOR_EXIT(r_main);
   if (bad) {
     std::fprintf(stderr, "tree_walk: checksum off by %ld\n", bad);

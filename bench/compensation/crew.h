@@ -1,0 +1,107 @@
+/*
+ * crew.h - the threads of a workload, kept for all its rounds.
+ *
+ * A workload with THREADS threads does its work ROUNDS times, each a region
+ * "round" of the main thread (compensation_eval PAIRED). The other threads
+ * are started once, before the first round, and each round releases them
+ * through a barrier and waits for them through a second one; they end after
+ * the last. A thread that starts anew in every round would take a new row
+ * of the monitor in every measured round (rows are never reused), and a run
+ * of many rounds would run out of them.
+ *
+ *   struct crew c;
+ *   crew_start(&c, threads, rounds, work, parts, sizeof parts[0]);
+ *   for each round: set the parts; crew_round(&c); read the parts;
+ *   crew_finish(&c);
+ *
+ * crew_round() runs work(part 0) on the calling thread and work(part t) on
+ * thread t, and returns when every thread is done; the parts may be set
+ * before it and read after it (the barriers order them). Header only, for
+ * C and C++.
+ */
+#ifndef MRI_BENCH_CREW_H
+#define MRI_BENCH_CREW_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { crew_max_threads = 64 };
+
+struct crew {
+    pthread_barrier_t start, done;
+    void *(*work)(void *);
+    char *parts;
+    size_t part_size;
+    int threads, rounds;
+    pthread_t tid[crew_max_threads];
+};
+
+static inline void *crew_part(struct crew *c, int t) { return c->parts + (size_t)t * c->part_size; }
+
+static inline void crew_die(const char *what, int err)
+{
+    fprintf(stderr, "crew: %s failed (error %d)\n", what, err);
+    exit(1);
+}
+
+struct crew_member {
+    struct crew *crew;
+    int index;
+};
+
+static inline void *crew_member_main(void *p)
+{
+    struct crew_member *m = (struct crew_member *)p;
+    struct crew *c = m->crew;
+    const int t = m->index;
+    free(m);
+    for (int r = 0; r < c->rounds; ++r) {
+        pthread_barrier_wait(&c->start);
+        c->work(crew_part(c, t));
+        pthread_barrier_wait(&c->done);
+    }
+    return NULL;
+}
+
+/* Starts threads - 1 threads (1 to crew_max_threads in all) for rounds
+ * rounds of work over parts, each part_size bytes. Ends the process with a
+ * message if a thread cannot be started. */
+static inline void crew_start(struct crew *c, int threads, int rounds, void *(*work)(void *), void *parts, size_t part_size)
+{
+    c->work = work;
+    c->parts = (char *)parts;
+    c->part_size = part_size;
+    c->threads = threads;
+    c->rounds = rounds;
+    if (threads == 1) return;
+    int err = pthread_barrier_init(&c->start, NULL, (unsigned)threads);
+    if (!err) err = pthread_barrier_init(&c->done, NULL, (unsigned)threads);
+    if (err) crew_die("pthread_barrier_init", err);
+    for (int t = 1; t < threads; ++t) {
+        struct crew_member *m = (struct crew_member *)malloc(sizeof *m);
+        if (!m) crew_die("malloc", 0);
+        m->crew = c;
+        m->index = t;
+        if ((err = pthread_create(&c->tid[t], NULL, crew_member_main, m))) crew_die("pthread_create", err);
+    }
+}
+
+/* One round: every thread does its part; returns when all are done. */
+static inline void crew_round(struct crew *c)
+{
+    if (c->threads > 1) pthread_barrier_wait(&c->start);
+    c->work(crew_part(c, 0));
+    if (c->threads > 1) pthread_barrier_wait(&c->done);
+}
+
+/* After the last round: joins the threads. */
+static inline void crew_finish(struct crew *c)
+{
+    if (c->threads == 1) return;
+    for (int t = 1; t < c->threads; ++t) pthread_join(c->tid[t], NULL);
+    pthread_barrier_destroy(&c->start);
+    pthread_barrier_destroy(&c->done);
+}
+
+#endif
