@@ -122,10 +122,14 @@ void choose_cpu_tables() {
   }
   pfm_terminate();  // PAPI initialises libpfm4 again, reading the choice
   if (known) return;
-  // Newest first. Intel's architectural events exist on every Intel CPU.
+  // Newest first. Not Intel's architectural tables (ix86arch) before a
+  // model's: they take their counter count from the CPU, which a virtual
+  // machine without a PMU gives as 0, and PAPI then keeps the component
+  // off (seen on an Intel family 6 model 207 guest); a model's tables have
+  // their counts built in.
   static const char* const kAmd[] = {"amd64_fam1ah_zen5", "amd64_fam19h_zen4", "amd64_fam19h_zen3",
                                      "amd64_fam17h_zen2", nullptr};
-  static const char* const kIntel[] = {"ix86arch", nullptr};
+  static const char* const kIntel[] = {"spr", "icx", "skx", "ix86arch", nullptr};
   const char* const* wanted = std::strcmp(vendor, "AuthenticAMD") == 0   ? kAmd
                               : std::strcmp(vendor, "GenuineIntel") == 0 ? kIntel
                                                                          : nullptr;
