@@ -17,6 +17,25 @@
 //   of its wait that was the other thread's overhead. A negative value (the
 //   joiner would have waited longer without the monitor) is left alone:
 //   compensated times never exceed raw ones.
+// - pthread_barrier_wait: each of the N threads of one round of the
+//   barrier arrives at a_i with clock O_i. The barrier opened at A = max
+//   a_i; without the monitor it would have opened at V = max (a_i - O_i),
+//   and every thread leaves it together, A - V later than it would have:
+//   a thread whose clock is smaller grows it to A - V (the join's rule
+//   above is the same for two threads). pthread_barrier_init records N; the arrivals
+//   are counted under a mutex, so that each lands in its round even when
+//   no tool is there (arrivals uncounted then would shift every later
+//   round's grouping).
+//
+// A thread whose clock is ahead of A - V (it had more overhead, and waited
+// at the barrier for a thread that ran slower for other reasons) would,
+// without the monitor, have waited longer: from there on it is only A - V
+// earlier than now. Its clock does not go back (compensation removes the
+// clock's growth from open regions, and must not add time to them); the
+// difference goes to t_ahead, and what the thread hands on at a create,
+// a join or a barrier is its lag, the clock less t_ahead. Without that, a
+// thread kept across many barriers would hand a faster thread, at a later
+// barrier, overhead that a slower one had already made up for.
 //
 // Both functions are interposed: libmonitor is linked into the
 // application, ahead of libc, so the program's calls come here first, and
@@ -43,6 +62,8 @@ namespace {
 
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 using JoinFn = int (*)(pthread_t, void**);
+using BarrierInitFn = int (*)(pthread_barrier_t*, const pthread_barrierattr_t*, unsigned);
+using BarrierFn = int (*)(pthread_barrier_t*);
 
 CreateFn real_create() {
   static const CreateFn f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
@@ -52,6 +73,11 @@ CreateFn real_create() {
 JoinFn real_join() {
   static const JoinFn f = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
   return f;
+}
+
+template <typename Fn>
+Fn real(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 // A thread's end as a joiner needs it: when (ticks of the clock in use
@@ -76,6 +102,13 @@ std::atomic<bool> g_tables{false};
 // Grown at joins before the thread's first event, until register_thread().
 thread_local uint64_t t_joined_before_state = 0;
 
+// The part of this thread's overhead clock that barriers found it made up
+// for by waiting (above; fixed point).
+thread_local uint64_t t_ahead = 0;
+
+// How much earlier this thread would be now without the monitor.
+uint64_t lag(uint64_t clock) { return clock > t_ahead ? clock - t_ahead : 0; }
+
 bool joinable_self() {
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return true;
@@ -95,6 +128,32 @@ uint64_t inherited(bool take) {
   return v;
 }
 
+// One barrier: its thread count and, for the round in progress and the one
+// before (a thread may still read that one after the barrier let it go),
+// the latest arrival A and the latest arrival less its clock V (fixed
+// point, kOverheadFracBits). A thread reads its round before it can arrive
+// at the next, so the round after next never overwrites what it reads.
+struct Barrier {
+  unsigned count = 0;
+  uint64_t arrivals = 0;
+  struct Round {
+    uint64_t last = 0;   // A
+    uint64_t virt = 0;   // V
+    bool tsc = false;    // the clock of its first arrival
+    bool mixed = false;  // an arrival on the other clock, or with no tool there: left alone
+  } round[2];
+};
+// The barriers of the process (not process-shared ones: the arrivals of
+// other processes are not counted here). Under g_mutex, never freed.
+std::unordered_map<const pthread_barrier_t*, Barrier>* g_barriers = nullptr;
+
+// Under g_mutex: the barrier's entry, or nullptr.
+Barrier* find_barrier(const pthread_barrier_t* barrier) {
+  if (!g_barriers) return nullptr;
+  auto it = g_barriers->find(barrier);
+  return it == g_barriers->end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 uint64_t initial_overhead_clock() {
@@ -108,7 +167,7 @@ uint64_t overhead_clock_before_state() { return inherited(false) + t_joined_befo
 void add_overhead_before_state(uint64_t fixed) { t_joined_before_state += fixed; }
 
 void thread_ended(const ThreadState* ts) {
-  const End end{ticks(), ts->overhead_clock.load(std::memory_order_relaxed), g.tsc};
+  const End end{ticks(), lag(ts->overhead_clock.load(std::memory_order_relaxed)), g.tsc};
   if (!joinable_self()) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_ends) g_ends = new std::unordered_map<pthread_t, End>;
@@ -126,7 +185,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
   if (!create) return EAGAIN;
   const uint32_t mode = g.mode.load(std::memory_order_relaxed);
   if (mode != kRunning && mode != kStopped) return create(thread, attr, routine, arg);  // no tool: nothing to carry
-  const uint64_t clock = thread_overhead_clock();
+  const uint64_t clock = lag(thread_overhead_clock());
   // Held across the creation: the new thread's first event, which takes
   // its entry, cannot come before the entry is there.
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -150,7 +209,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
   const bool armed = mode == kRunning || mode == kStopped || g_tables.load(std::memory_order_relaxed);
   const uint64_t t0 = armed ? ticks() : 0;
   const bool t0_tsc = g.tsc;
-  const uint64_t before = armed ? thread_overhead_clock() : 0;
+  const uint64_t before = armed ? lag(thread_overhead_clock()) : 0;
   const int rc = join(thread, result);
   if (rc != 0 || !g_tables.load(std::memory_order_relaxed)) return rc;
   End end;
@@ -171,5 +230,82 @@ extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thr
   const uint64_t waited = (end.at - t0) << kOverheadFracBits;
   const uint64_t more = end.overhead - before;
   add_thread_overhead(waited < more ? waited : more);
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_barrier_init(pthread_barrier_t* barrier,
+                                                                           const pthread_barrierattr_t* attr,
+                                                                           unsigned count) {
+  static const BarrierInitFn init = real<BarrierInitFn>("pthread_barrier_init");
+  if (!init) return EINVAL;
+  const int rc = init(barrier, attr, count);
+  if (rc != 0) return rc;
+  int shared = PTHREAD_PROCESS_PRIVATE;
+  if (attr) pthread_barrierattr_getpshared(attr, &shared);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!g_barriers) g_barriers = new std::unordered_map<const pthread_barrier_t*, Barrier>;
+  if (shared == PTHREAD_PROCESS_PRIVATE) {
+    Barrier& b = (*g_barriers)[barrier];
+    b = Barrier{};
+    b.count = count;
+  } else {
+    g_barriers->erase(barrier);  // an earlier barrier at that address
+  }
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_barrier_destroy(pthread_barrier_t* barrier) {
+  static const BarrierFn destroy = real<BarrierFn>("pthread_barrier_destroy");
+  if (!destroy) return EINVAL;
+  const int rc = destroy(barrier);
+  if (rc == 0) {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_barriers) g_barriers->erase(barrier);
+  }
+  return rc;
+}
+
+extern "C" __attribute__((visibility("default"))) int pthread_barrier_wait(pthread_barrier_t* barrier) {
+  static const BarrierFn wait = real<BarrierFn>("pthread_barrier_wait");
+  if (!wait) return EINVAL;
+  const uint32_t mode = g.mode.load(std::memory_order_relaxed);
+  const bool armed = mode == kRunning || mode == kStopped;
+  const uint64_t at = ticks();
+  const bool tsc = g.tsc;
+  const uint64_t clock = armed ? lag(thread_overhead_clock()) : 0;
+  uint64_t round = 0;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (Barrier* b = find_barrier(barrier)) {
+      const uint64_t arrival = b->arrivals++;
+      const uint64_t virt = (at << kOverheadFracBits) - clock;
+      known = true;
+      round = arrival / b->count;
+      Barrier::Round& r = b->round[round & 1];
+      if (arrival % b->count == 0) {  // the round's first arrival
+        r = Barrier::Round{at, virt, tsc, !armed};
+      } else {
+        r.last = at > r.last ? at : r.last;
+        r.virt = virt > r.virt ? virt : r.virt;
+        r.mixed = r.mixed || !armed || tsc != r.tsc;
+      }
+    }
+  }
+  const int rc = wait(barrier);
+  if (!known || !armed || (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)) return rc;
+  Barrier::Round r;
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    const Barrier* b = find_barrier(barrier);
+    if (!b) return rc;
+    r = b->round[round & 1];
+  }
+  if (r.mixed) return rc;
+  const uint64_t leave = (r.last << kOverheadFracBits) - r.virt;  // A - V
+  if (leave > clock)
+    add_thread_overhead(leave - clock);
+  else
+    t_ahead += clock - leave;
   return rc;
 }

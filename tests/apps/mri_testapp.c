@@ -49,6 +49,15 @@
  *                                     calls "child" (ROUTINE, ~40 additions) N times
  *   mri_testapp offload N M           the same, but "parent" creates a thread that
  *                                     calls "child" N times, and joins it
+ *   mri_testapp barrier N M           the same, but with one thread for all steps:
+ *                                     "parent" lets it go through a barrier and
+ *                                     waits at a second one while it calls "child"
+ *                                     N times
+ *   mri_testapp barrier_ahead N       two "step"s, each one "parent" between two
+ *                                     barriers with a second thread: in the first
+ *                                     that thread calls "child" N times and waits
+ *                                     for "parent", which stays 5 ms longer; in the
+ *                                     second it sleeps 5 ms, without regions
  *   mri_testapp pthread_exit N        a thread runs N "step"s of 2 ms while the main
  *                                     thread leaves "main" and calls pthread_exit()
  *   mri_testapp exit_inside N         N "step"s; a thread enters "parent" and "child"
@@ -256,6 +265,63 @@ __attribute__((noinline)) static int offload_parent(int n)
     return rc;
 }
 
+/* "parent" waits at a barrier for a thread kept for every step, and with
+ * it for its children's measurement overhead: compensated across the
+ * barrier (libmonitor/threads.cpp). */
+struct barrier_work {
+    pthread_barrier_t start, done;
+    int n, steps;
+};
+
+static void *barrier_children(void *p)
+{
+    struct barrier_work *w = p;
+    for (int s = 0; s < w->steps; ++s) {
+        pthread_barrier_wait(&w->start);
+        for (int i = 0; i < w->n; ++i) child();
+        pthread_barrier_wait(&w->done);
+    }
+    return NULL;
+}
+
+__attribute__((noinline)) static void barrier_parent(struct barrier_work *w)
+{
+    MONITOR_ENTER(r_parent);
+    pthread_barrier_wait(&w->start);
+    pthread_barrier_wait(&w->done);
+    MONITOR_EXIT(r_parent);
+}
+
+/* barrier_ahead: the second thread's overhead is behind it when it waits
+ * for "parent" in the first step; in the second "parent" waits for it,
+ * and for none of that overhead. */
+static int g_children_done;
+
+static void *barrier_ahead_children(void *p)
+{
+    struct barrier_work *w = p;
+    pthread_barrier_wait(&w->start);
+    for (int i = 0; i < w->n; ++i) child();
+    __atomic_store_n(&g_children_done, 1, __ATOMIC_RELEASE);
+    pthread_barrier_wait(&w->done);
+    pthread_barrier_wait(&w->start);
+    sleep_ms(5);
+    pthread_barrier_wait(&w->done);
+    return NULL;
+}
+
+__attribute__((noinline)) static void barrier_ahead_parent(struct barrier_work *w, int first)
+{
+    MONITOR_ENTER(r_parent);
+    pthread_barrier_wait(&w->start);
+    if (first) {
+        while (!__atomic_load_n(&g_children_done, __ATOMIC_ACQUIRE)) sleep_ms(0.1);
+        sleep_ms(5);
+    }
+    pthread_barrier_wait(&w->done);
+    MONITOR_EXIT(r_parent);
+}
+
 /* exit_inside: a thread that ends inside two regions, and one that is
  * inside a region when the process exits. */
 static void *ends_inside(void *p)
@@ -382,6 +448,32 @@ int main(int argc, char **argv)
             MONITOR_EXIT(r_step);
             if (rc != 0) return 3;
         }
+    } else if (strcmp(mode, "barrier") == 0) {
+        struct barrier_work w = {.n = arg_int(argc, argv, 2), .steps = arg_int(argc, argv, 3)};
+        pthread_t th;
+        if (pthread_barrier_init(&w.start, NULL, 2) != 0 || pthread_barrier_init(&w.done, NULL, 2) != 0 ||
+            pthread_create(&th, NULL, barrier_children, &w) != 0)
+            return 3;
+        for (int i = 0; i < w.steps; ++i) {
+            MONITOR_ENTER(r_step);
+            barrier_parent(&w);
+            MONITOR_EXIT(r_step);
+        }
+        if (pthread_join(th, NULL) != 0) return 3;
+        pthread_barrier_destroy(&w.start);
+        pthread_barrier_destroy(&w.done);
+    } else if (strcmp(mode, "barrier_ahead") == 0) {
+        struct barrier_work w = {.n = arg_int(argc, argv, 2), .steps = 2};
+        pthread_t th;
+        if (pthread_barrier_init(&w.start, NULL, 2) != 0 || pthread_barrier_init(&w.done, NULL, 2) != 0 ||
+            pthread_create(&th, NULL, barrier_ahead_children, &w) != 0)
+            return 3;
+        for (int i = 0; i < w.steps; ++i) {
+            MONITOR_ENTER(r_step);
+            barrier_ahead_parent(&w, i == 0);
+            MONITOR_EXIT(r_step);
+        }
+        if (pthread_join(th, NULL) != 0) return 3;
     } else if (strcmp(mode, "forever") == 0) {
         one_step(1);
         if (argc > 2) {

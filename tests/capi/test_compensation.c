@@ -349,8 +349,8 @@ static void test_calibration_is_published(void **state)
  * a callpath profile of parent and child; the same flat profile with the
  * children in a thread the parent waits for; the parent's time as a MIN
  * aggregate while a profile measures the child. */
-enum check { FLAT, CALLPATH, JOIN, AGGREGATE };
-static const char *const check_name[] = {"flat", "callpath", "join", "aggregate MIN"};
+enum check { FLAT, CALLPATH, JOIN, BARRIER, AGGREGATE };
+static const char *const check_name[] = {"flat", "callpath", "join", "barrier", "aggregate MIN"};
 
 static int check_kind(enum check what) { return what == CALLPATH ? MRI_OVERHEAD_CALLPATH : MRI_OVERHEAD_TIMER; }
 
@@ -368,6 +368,7 @@ static void measured_phase(enum check what, MRI_Request_ID ids[2], double *raw, 
         steps_checked(ids[0], &r, &c, expected_removal(check_kind(what)));
         break;
     case JOIN: /* the children's pairs reach the parent at the join: what is removed depends on the timing */
+    case BARRIER: /* at the second barrier, alike */
         ids[0] = profile(0, "parent", "child");
         steps(ids[0], &r, &c);
         break;
@@ -401,7 +402,7 @@ static void measured_phase(enum check what, MRI_Request_ID ids[2], double *raw, 
  * for the caller's checks; the caller finishes. */
 static double measured_run(enum check what, MRI_Request_ID ids[2])
 {
-    load_mode(what == JOIN ? "offload" : "children");
+    load_mode(what == JOIN ? "offload" : what == BARRIER ? "barrier" : "children");
     double t0 = INFINITY, raw = INFINITY, comp = INFINITY;
     ids[0] = ids[1] = -1;
     for (int round = 0; round < ROUNDS; ++round) {
@@ -431,7 +432,7 @@ static void check_runs(enum check what, void (*inspect)(MRI_Request_ID ids[2]))
         finish();
         run += accepted(check_name[what], share[run], &repeats);
     }
-    if (what != JOIN) expect_some_unclamped(check_name[what]); /* the join has no exact check */
+    if (what != JOIN && what != BARRIER) expect_some_unclamped(check_name[what]); /* those have no exact check */
     expect_compensated(check_name[what], share);
 }
 
@@ -486,6 +487,15 @@ static void test_overhead_waited_for_at_a_join_is_compensated(void **state)
     check_runs(JOIN, NULL);
 }
 
+/* The same with a thread kept for every step, which the parent lets go
+ * through a barrier and waits for at a second one: the barrier hands the
+ * children's overhead over as the join does. */
+static void test_overhead_waited_for_at_a_barrier_is_compensated(void **state)
+{
+    (void)state;
+    check_runs(BARRIER, NULL);
+}
+
 static void test_time_aggregate_is_compensated(void **state)
 {
     (void)state;
@@ -534,6 +544,40 @@ static void one_step(void)
     MRI_Region_Spec step = region("step");
     assert_int_equal(MRI_Start_Stop(&step), MRI_OK);
     assert_int_equal(MRI_Wait(), MRI_APPLICATION_STOPPED);
+}
+
+/* A thread whose overhead was made up for by waiting at a barrier does not
+ * hand it on at the next: in the first step the second thread's children
+ * are measured and it then waits 5 ms for "parent"; in the second "parent"
+ * waits 5 ms for it, which had no overhead since. Before, the thread kept
+ * its clock, and the second step's "parent" lost the first step's
+ * overhead (N children's worth, about 1 ms) it had not waited for. */
+static void test_overhead_made_up_for_at_a_barrier_is_not_handed_on(void **state)
+{
+    (void)state;
+    char *argv[] = {"mri_testapp", "barrier_ahead", CHILDREN, NULL};
+    assert_int_equal(MRI_Init(), MRI_OK);
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    MRI_Request_ID id = profile(0, "parent", "child");
+    one_step();
+    const MRI_Profile_Element *p = element(id, "parent");
+    assert_int_equal(p->instances, 1);
+    const double raw1 = p->inclusive, comp1 = p->compensated_inclusive;
+    const MRI_Profile_Element *c = element(id, "child");
+    assert_int_equal(c->instances, atoi(CHILDREN));
+    const double children_overhead = c->inclusive - c->compensated_inclusive;
+    one_step();
+    p = element(id, "parent");
+    assert_int_equal(p->instances, 2);
+    const double raw2 = p->inclusive - raw1, removed2 = raw2 - (p->compensated_inclusive - comp1);
+    print_message("barrier ahead: the first parent lost %.0f of %.0f ns, the second %.0f of %.0f ns (the "
+                  "children's overhead: %.0f ns)\n",
+                  raw1 - comp1, raw1, removed2, raw2, children_overhead);
+    assert_true(raw2 >= 5e6);
+    /* Its own part only: well under a tenth of the children's overhead. */
+    if (!(removed2 >= 0 && removed2 < 0.1 * children_overhead))
+        fail_msg("the second parent lost %.0f ns: overhead handed on from the first step", removed2);
+    finish();
 }
 
 /* A compensated SUM over a region is its profile's compensated inclusive
@@ -712,6 +756,8 @@ int main(void)
         cmocka_unit_test_teardown(test_flat_profile_is_compensated, teardown),
         cmocka_unit_test_teardown(test_callpath_profile_is_compensated, teardown),
         cmocka_unit_test_teardown(test_overhead_waited_for_at_a_join_is_compensated, teardown),
+        cmocka_unit_test_teardown(test_overhead_waited_for_at_a_barrier_is_compensated, teardown),
+        cmocka_unit_test_teardown(test_overhead_made_up_for_at_a_barrier_is_not_handed_on, teardown),
         cmocka_unit_test_teardown(test_time_aggregate_is_compensated, teardown),
         cmocka_unit_test_teardown(test_compensation_can_be_switched_off, teardown),
         cmocka_unit_test_teardown(test_time_sum_is_the_profiles, teardown),
