@@ -66,7 +66,7 @@ set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log lines cal timer_di callpath_di period=4 mode=()
+  local rounds=$1 w t log got all pid status cal timer_di callpath_di period=4 mode=()
   local -a fit_args=()
   if [[ -n $suffix ]]; then
     period=2
@@ -84,23 +84,29 @@ run_paired() {
       printf 'run_compensation: %s%s, %d thread(s), %d rounds%s\n' "$w" "$suffix" "$t" "$rounds" \
         "${fit_args:+ after $((period * fit)) fit rounds}" >&2
       log=$build/bench/compensation-last.err
-      lines=$("$dir/compensation_eval" PAIRED "$((rounds + period * fit))" "${mode[@]}" "${fit_args[@]}" -- \
-        "$dir/$w$suffix" -t "$t" 2>"$log") || {
-        cat "$log" >&2
-        echo "run_compensation: $w$suffix -t $t, PAIRED failed" >&2
-        exit 1
-      }
-      cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1)
+      got=$build/bench/compensation-last.out
+      all=$((rounds + period * fit)) status=0
+      "$dir/compensation_eval" PAIRED "$all" "${mode[@]}" "${fit_args[@]}" -- \
+        "$dir/$w$suffix" -t "$t" >"$got" 2>"$log" &
+      pid=$!
+      show_rounds "$pid" "$got" "$all"
+      wait "$pid" || status=$?
+      cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1 || true)
       timer_di=$(echo "$cal" | awk '{print $3}')
       callpath_di=$(echo "$cal" | awk '{print $NF}')
-      # key=value fields; the last three only on some lines.
-      echo "$lines" |
-        awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{
+      # key=value fields; the last three only on some lines. The rounds
+      # before a failure are kept too.
+      awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{
           delete f
           for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] }
           print w "," t "," f["round"] "," f["experiment"] "," f["raw_us"] "," f["comp_us"] "," f["instances"] "," a "," b \
                 "," f["fitted_delta_ns"] "," f["references"] "," f["recording_ns"]
-        }' >>"$out"
+        }' "$got" >>"$out"
+      if ((status != 0)); then
+        cat "$log" >&2
+        echo "run_compensation: $w$suffix -t $t, PAIRED failed after $(wc -l <"$got") of $all rounds; every round so far is in $out" >&2
+        exit 1
+      fi
       grep calibration "$log" | sed "s/^/  /" >&2 || true
     done
   done
@@ -148,6 +154,22 @@ for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lam
     print(f"| | | 95% interval of the paired median | | " + " | ".join(spans) + " |")
 PY
   echo "run_compensation: every round in $out" >&2
+}
+
+# How far the PAIRED run $1 is, from the rounds in file $2 (of $3), while
+# it runs: a line rewritten every second on a terminal, else one a minute.
+show_rounds() {
+  local pid=$1 file=$2 all=$3 tick=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    tick=$((tick + 1))
+    if [[ -t 2 ]]; then
+      printf '\r  round %d of %d' "$(wc -l <"$file")" "$all" >&2
+    elif ((tick % 60 == 0)); then
+      printf '  round %d of %d\n' "$(wc -l <"$file")" "$all" >&2
+    fi
+  done
+  if [[ -t 2 ]]; then printf '\r\033[K' >&2; fi
 }
 
 suffix=
