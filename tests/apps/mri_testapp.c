@@ -448,32 +448,24 @@ int main(int argc, char **argv)
             MONITOR_EXIT(r_step);
             if (rc != 0) return 3;
         }
-    } else if (strcmp(mode, "barrier") == 0) {
-        struct barrier_work w = {.n = arg_int(argc, argv, 2), .steps = arg_int(argc, argv, 3)};
+    } else if (strcmp(mode, "barrier") == 0 || strcmp(mode, "barrier_ahead") == 0) {
+        const int ahead = strcmp(mode, "barrier_ahead") == 0;
+        struct barrier_work w = {.n = arg_int(argc, argv, 2), .steps = ahead ? 2 : arg_int(argc, argv, 3)};
         pthread_t th;
         if (pthread_barrier_init(&w.start, NULL, 2) != 0 || pthread_barrier_init(&w.done, NULL, 2) != 0 ||
-            pthread_create(&th, NULL, barrier_children, &w) != 0)
+            pthread_create(&th, NULL, ahead ? barrier_ahead_children : barrier_children, &w) != 0)
             return 3;
         for (int i = 0; i < w.steps; ++i) {
             MONITOR_ENTER(r_step);
-            barrier_parent(&w);
+            if (ahead)
+                barrier_ahead_parent(&w, i == 0);
+            else
+                barrier_parent(&w);
             MONITOR_EXIT(r_step);
         }
         if (pthread_join(th, NULL) != 0) return 3;
         pthread_barrier_destroy(&w.start);
         pthread_barrier_destroy(&w.done);
-    } else if (strcmp(mode, "barrier_ahead") == 0) {
-        struct barrier_work w = {.n = arg_int(argc, argv, 2), .steps = 2};
-        pthread_t th;
-        if (pthread_barrier_init(&w.start, NULL, 2) != 0 || pthread_barrier_init(&w.done, NULL, 2) != 0 ||
-            pthread_create(&th, NULL, barrier_ahead_children, &w) != 0)
-            return 3;
-        for (int i = 0; i < w.steps; ++i) {
-            MONITOR_ENTER(r_step);
-            barrier_ahead_parent(&w, i == 0);
-            MONITOR_EXIT(r_step);
-        }
-        if (pthread_join(th, NULL) != 0) return 3;
     } else if (strcmp(mode, "forever") == 0) {
         one_step(1);
         if (argc > 2) {
