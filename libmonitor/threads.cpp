@@ -22,10 +22,10 @@
 //   a_i; without the monitor it would have opened at V = max (a_i - O_i),
 //   and every thread leaves it together, A - V later than it would have:
 //   a thread whose clock is smaller grows it to A - V (the join's rule
-//   above is the same for two threads). pthread_barrier_init records N; the arrivals
-//   are counted under a mutex, so that each lands in its round even when
-//   no tool is there (arrivals uncounted then would shift every later
-//   round's grouping).
+//   above is the same for two threads). pthread_barrier_init records N;
+//   the arrivals are counted under a mutex, so that each lands in its
+//   round even when no tool is there (arrivals uncounted then would shift
+//   every later round's grouping).
 //
 // A thread whose clock is ahead of A - V (it had more overhead, and waited
 // at the barrier for a thread that ran slower for other reasons) would,
@@ -37,7 +37,7 @@
 // thread kept across many barriers would hand a faster thread, at a later
 // barrier, overhead that a slower one had already made up for.
 //
-// Both functions are interposed: libmonitor is linked into the
+// The functions are interposed: libmonitor is linked into the
 // application, ahead of libc, so the program's calls come here first, and
 // dlsym(RTLD_NEXT) finds the real ones (a sanitizer's interceptors, if
 // any, come before us and reach us the same way). Neither touches the
@@ -134,6 +134,7 @@ uint64_t inherited(bool take) {
 // point, kOverheadFracBits). A thread reads its round before it can arrive
 // at the next, so the round after next never overwrites what it reads.
 struct Barrier {
+  uint64_t id = 0;  // which pthread_barrier_init made it (an address may be used again)
   unsigned count = 0;
   uint64_t arrivals = 0;
   struct Round {
@@ -146,6 +147,7 @@ struct Barrier {
 // The barriers of the process (not process-shared ones: the arrivals of
 // other processes are not counted here). Under g_mutex, never freed.
 std::unordered_map<const pthread_barrier_t*, Barrier>* g_barriers = nullptr;
+uint64_t g_barrier_ids = 0;  // under g_mutex
 
 // Under g_mutex: the barrier's entry, or nullptr.
 Barrier* find_barrier(const pthread_barrier_t* barrier) {
@@ -247,6 +249,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_barrier_init(pthre
   if (shared == PTHREAD_PROCESS_PRIVATE) {
     Barrier& b = (*g_barriers)[barrier];
     b = Barrier{};
+    b.id = ++g_barrier_ids;
     b.count = count;
   } else {
     g_barriers->erase(barrier);  // an earlier barrier at that address
@@ -273,14 +276,13 @@ extern "C" __attribute__((visibility("default"))) int pthread_barrier_wait(pthre
   const uint64_t at = ticks();
   const bool tsc = g.tsc;
   const uint64_t clock = armed ? lag(thread_overhead_clock()) : 0;
-  uint64_t round = 0;
-  bool known = false;
+  uint64_t round = 0, id = 0;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (Barrier* b = find_barrier(barrier)) {
       const uint64_t arrival = b->arrivals++;
       const uint64_t virt = (at << kOverheadFracBits) - clock;
-      known = true;
+      id = b->id;
       round = arrival / b->count;
       Barrier::Round& r = b->round[round & 1];
       if (arrival % b->count == 0) {  // the round's first arrival
@@ -293,12 +295,14 @@ extern "C" __attribute__((visibility("default"))) int pthread_barrier_wait(pthre
     }
   }
   const int rc = wait(barrier);
-  if (!known || !armed || (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)) return rc;
+  if (id == 0 || !armed || (rc != 0 && rc != PTHREAD_BARRIER_SERIAL_THREAD)) return rc;
   Barrier::Round r;
   {
+    // The barrier may be gone already, or made anew at the same address
+    // (a thread let go may destroy it at once): then nothing is carried.
     std::lock_guard<std::mutex> lock(g_mutex);
     const Barrier* b = find_barrier(barrier);
-    if (!b) return rc;
+    if (!b || b->id != id) return rc;
     r = b->round[round & 1];
   }
   if (r.mixed) return rc;
