@@ -21,6 +21,7 @@
 # MO: a tool attached, region "main" measured, the clock carried across
 # every wait).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/variants.sh"
 usage="usage: run_barrier_wait.sh BUILD_DIR [ROUNDS] [THREADS] [WAITS]"
 build=${1:?$usage}
 runs=${2:-7}
@@ -41,38 +42,25 @@ csv=$build/bench/barrier-wait.csv
 
 names=("plain (libc, no libmonitor)" "libmonitor, dormant (no tool)" "libmonitor, monitored (MO)")
 cmds=("$plain" "$linked" "$eval MO -- $linked")
-nv=${#names[@]}
 
 echo "round,variant,ns_per_wait" > "$csv"
 for round in $(seq "$runs"); do
   echo "round $round of $runs" >&2
-  for k in $(seq 0 $((nv - 1))); do
-    i=$(( (k + round - 1) % nv ))
-    # $cmds[i] holds no quoted words with spaces: word splitting is wanted.
-    # shellcheck disable=SC2086
-    out=$(${cmds[$i]} "$threads" "$waits" 2>/dev/null) ||
-      { echo "variant '${names[$i]}' failed (round $round)" >&2; exit 1; }
-    ns=$(sed -n 's/.*ns_per_wait=\([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-    [ -n "$ns" ] || { echo "variant '${names[$i]}' printed no ns_per_wait= (round $round)" >&2; exit 1; }
-    echo "$round,$i,$ns" >> "$csv"
-  done
+  run_variants "$round" ns_per_wait "$csv" "" "round $round" "$threads" "$waits"
 done
 
 echo "$threads threads, $waits waits a run, $runs rounds (every run in $csv)"
 echo
-echo "| variant | ns a wait (median) | range | / plain (median of the rounds) |"
-echo "|---|---:|---:|---:|"
-for i in $(seq 0 $((nv - 1))); do
-  awk -F, -v v="$i" -v name="${names[$i]}" '
-    NR > 1 { t[$1, $2] = $3; if ($1 > rounds) rounds = $1 }
-    function median(a, n,   i, j, x) {
-      for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
-      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    END {
-      for (r = 1; r <= rounds; r++) { own[r] = t[r, v]; ratio[r] = t[r, v] / t[r, 0] }
-      lo = own[1]; hi = own[1]
-      for (r = 2; r <= rounds; r++) { if (own[r] < lo) lo = own[r]; if (own[r] > hi) hi = own[r] }
-      printf "| %s | %.0f | %.0f-%.0f | %.2f |\n", name, median(own, rounds), lo, hi, median(ratio, rounds)
-    }' "$csv"
-done
+printf '%s\n' "${names[@]}" | python3 -c '
+import csv, statistics, sys
+names = [l.rstrip("\n") for l in sys.stdin]
+ns = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    ns.setdefault(int(r["variant"]), {})[int(r["round"])] = float(r["ns_per_wait"])
+print("| variant | ns a wait (median) | range | / plain (median of the rounds) |")
+print("|---|---:|---:|---:|")
+for v, name in enumerate(names):
+    own = ns[v]
+    print("| %s | %.0f | %.0f-%.0f | %.2f |" % (name, statistics.median(own.values()), min(own.values()),
+          max(own.values()), statistics.median([own[k] / ns[0][k] for k in own])))
+' "$csv"

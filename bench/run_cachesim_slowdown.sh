@@ -34,6 +34,7 @@
 # repeated with matmul_cachesim_sancov, the same program through
 # SanitizerCoverage's callbacks.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/variants.sh"
 usage="usage: run_cachesim_slowdown.sh BUILD_DIR [RUNS]"
 build=${1:?$usage}
 runs=${2:-5}
@@ -62,21 +63,12 @@ variant "  the same simulated in place (ASYNC=0)" env MRI_CACHESIM_ASYNC=0 "${hi
 variant "instrumented, simulated, all data structures" "$mri" hist --metric L1_DATA_READ_MISS --region multiply -o /dev/null -- "$inst"
 variant "valgrind --tool=cachegrind" valgrind --tool=cachegrind --cachegrind-out-file=/dev/null "$native"
 variant "valgrind --tool=callgrind --cache-sim=yes" valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file=/dev/null "$native"
-nv=${#names[@]}
 
 echo "order,round,variant,ms" > "$csv"
 for order in ijk ikj; do
   for round in $(seq "$runs"); do
     echo "$order: round $round of $runs" >&2
-    for k in $(seq 0 $((nv - 1))); do
-      i=$(( (k + round - 1) % nv ))
-      # $cmds[i] holds no quoted words with spaces: word splitting is wanted.
-      # shellcheck disable=SC2086
-      out=$(${cmds[$i]} $order 2>/dev/null) || { echo "variant '${names[$i]}' failed ($order, round $round)" >&2; exit 1; }
-      ms=$(grep -o 'ms=[0-9.]*' <<<"$out" | head -1 | cut -d= -f2)
-      [ -n "$ms" ] || { echo "variant '${names[$i]}' printed no ms= ($order, round $round)" >&2; exit 1; }
-      echo "$order,$round,$i,$ms" >> "$csv"
-    done
+    run_variants "$round" ms "$csv" "$order," "$order, round $round" "$order"
   done
 done
 

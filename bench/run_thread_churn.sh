@@ -22,6 +22,7 @@
 # reference of every thread recorded and simulated; each recording thread
 # needs reference buffers, backends/cachesim/README.md).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/variants.sh"
 usage="usage: run_thread_churn.sh BUILD_DIR [ROUNDS] [THREADS]"
 build=${1:?$usage}
 runs=${2:-5}
@@ -39,22 +40,12 @@ csv=$build/bench/thread-churn.csv
 
 names=("native (no tool)" "instrumented, dormant (no tool)" "instrumented, main timed (MO)" "instrumented, simulated (SIM)")
 cmds=("$native" "$inst" "$eval MO -- $inst" "$eval SIM -- $inst")
-nv=${#names[@]}
 
 echo "refs,round,variant,us" > "$csv"
 for refs in 1 4096; do
   for round in $(seq "$runs"); do
     echo "refs $refs: round $round of $runs" >&2
-    for k in $(seq 0 $((nv - 1))); do
-      i=$(( (k + round - 1) % nv ))
-      # $cmds[i] holds no quoted words with spaces: word splitting is wanted.
-      # shellcheck disable=SC2086
-      out=$(${cmds[$i]} "$threads" "$refs" 2>/dev/null) ||
-        { echo "variant '${names[$i]}' failed (refs $refs, round $round)" >&2; exit 1; }
-      us=$(sed -n 's/.*us_per_thread=\([0-9.]*\).*/\1/p' <<<"$out" | head -1)
-      [ -n "$us" ] || { echo "variant '${names[$i]}' printed no us_per_thread= (refs $refs, round $round)" >&2; exit 1; }
-      echo "$refs,$round,$i,$us" >> "$csv"
-    done
+    run_variants "$round" us_per_thread "$csv" "$refs," "refs $refs, round $round" "$threads" "$refs"
   done
 done
 
