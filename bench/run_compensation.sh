@@ -66,7 +66,7 @@ set -euo pipefail
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
-  local rounds=$1 w t log got all pid status cal timer_di callpath_di period=4 mode=()
+  local rounds=$1 w t log got all pid status timer_di callpath_di period=4 mode=()
   local -a fit_args=()
   if [[ -n $suffix ]]; then
     period=2
@@ -91,9 +91,7 @@ run_paired() {
       pid=$!
       show_rounds "$pid" "$got" "$all"
       wait "$pid" || status=$?
-      cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$log" | head -1 || true)
-      timer_di=$(echo "$cal" | awk '{print $3}')
-      callpath_di=$(echo "$cal" | awk '{print $NF}')
+      read_calibration "$log"
       # key=value fields; the last three only on some lines. The rounds
       # before a failure are kept too.
       awk -v w="$w" -v t="$t" -v a="$timer_di" -v b="$callpath_di" '{
@@ -154,6 +152,16 @@ for (w, t) in sorted({(r["workload"], int(r["threads"])) for r in rows}, key=lam
     print(f"| | | 95% interval of the paired median | | " + " | ".join(spans) + " |")
 PY
   echo "run_compensation: every round in $out" >&2
+}
+
+# The application's calibrated Delta_i of the timer and the callpath kind,
+# from compensation_eval's log $1, into timer_di and callpath_di (empty
+# where it printed none).
+read_calibration() {
+  local cal
+  cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$1" | head -1 || true)
+  timer_di=$(echo "$cal" | awk '{print $3}')
+  callpath_di=$(echo "$cal" | awk '{print $NF}')
 }
 
 # How far the PAIRED run $1 is, from the rounds in file $2 (of $3), while
@@ -307,9 +315,7 @@ for w in "${workloads[@]}"; do
         main=${line#main_us=}; main=${main%% *}
         raw=${line#*raw_us=}; raw=${raw%% *}
         inst=${line#*instances=}
-        cal=$(grep -o 'timer delta_i [0-9.]* ns.*callpath delta_i [0-9.]*' "$build/bench/compensation-last.err" | head -1)
-        timer_di=$(echo "$cal" | awk '{print $3}')
-        callpath_di=$(echo "$cal" | awk '{print $NF}')
+        read_calibration "$build/bench/compensation-last.err"
         echo "$w,$t,$e,$trial,$main,$raw,$inst,$timer_di,$callpath_di" >>"$out"
         done_runs=$((done_runs + 1))
       done

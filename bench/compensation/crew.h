@@ -28,6 +28,14 @@
 
 enum { crew_max_threads = 64 };
 
+struct crew;
+
+/* What thread `index` needs: its crew, and which part is its own. */
+struct crew_member {
+    struct crew *crew;
+    int index;
+};
+
 struct crew {
     pthread_barrier_t start, done;
     void *(*work)(void *);
@@ -35,6 +43,7 @@ struct crew {
     size_t part_size;
     int threads, rounds;
     pthread_t tid[crew_max_threads];
+    struct crew_member member[crew_max_threads];
 };
 
 static inline void *crew_part(struct crew *c, int t) { return c->parts + (size_t)t * c->part_size; }
@@ -45,17 +54,11 @@ static inline void crew_die(const char *what, int err)
     exit(1);
 }
 
-struct crew_member {
-    struct crew *crew;
-    int index;
-};
-
 static inline void *crew_member_main(void *p)
 {
-    struct crew_member *m = (struct crew_member *)p;
+    const struct crew_member *m = (const struct crew_member *)p;
     struct crew *c = m->crew;
     const int t = m->index;
-    free(m);
     for (int r = 0; r < c->rounds; ++r) {
         pthread_barrier_wait(&c->start);
         c->work(crew_part(c, t));
@@ -79,11 +82,9 @@ static inline void crew_start(struct crew *c, int threads, int rounds, void *(*w
     if (!err) err = pthread_barrier_init(&c->done, NULL, (unsigned)threads);
     if (err) crew_die("pthread_barrier_init", err);
     for (int t = 1; t < threads; ++t) {
-        struct crew_member *m = (struct crew_member *)malloc(sizeof *m);
-        if (!m) crew_die("malloc", 0);
-        m->crew = c;
-        m->index = t;
-        if ((err = pthread_create(&c->tid[t], NULL, crew_member_main, m))) crew_die("pthread_create", err);
+        c->member[t].crew = c;
+        c->member[t].index = t;
+        if ((err = pthread_create(&c->tid[t], NULL, crew_member_main, &c->member[t]))) crew_die("pthread_create", err);
     }
 }
 
