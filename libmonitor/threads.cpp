@@ -65,16 +65,8 @@ using JoinFn = int (*)(pthread_t, void**);
 using BarrierInitFn = int (*)(pthread_barrier_t*, const pthread_barrierattr_t*, unsigned);
 using BarrierFn = int (*)(pthread_barrier_t*);
 
-CreateFn real_create() {
-  static const CreateFn f = reinterpret_cast<CreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
-  return f;
-}
-
-JoinFn real_join() {
-  static const JoinFn f = reinterpret_cast<JoinFn>(dlsym(RTLD_NEXT, "pthread_join"));
-  return f;
-}
-
+// The function an interposed one stands for (libc's, or a sanitizer's
+// interceptor), looked up once by each caller's static.
 template <typename Fn>
 Fn real(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
@@ -183,7 +175,7 @@ using namespace mri::monitor;
 
 extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
                                                                      void* (*routine)(void*), void* arg) {
-  const CreateFn create = real_create();
+  static const CreateFn create = real<CreateFn>("pthread_create");
   if (!create) return EAGAIN;
   const uint32_t mode = g.mode.load(std::memory_order_relaxed);
   if (mode != kRunning && mode != kStopped) return create(thread, attr, routine, arg);  // no tool: nothing to carry
@@ -201,7 +193,7 @@ extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* 
 }
 
 extern "C" __attribute__((visibility("default"))) int pthread_join(pthread_t thread, void** result) {
-  const JoinFn join = real_join();
+  static const JoinFn join = real<JoinFn>("pthread_join");
   if (!join) return EINVAL;
   // Dormant (no tool now, and none that created or saw the end of a
   // thread): the real join alone. A table that appears during the wait
