@@ -79,7 +79,9 @@ for edges in default 2; do
   awk -v s="$row_self" -v e="$(table_field out.$edges row_update 6)" 'BEGIN { d = s / 1e6 - e; exit !(d < 0.0015 && d > -0.0015) }' ||
     fail "$edges: row_update's self cost $row_self ns is not its exclusive time"
 done
-grep -q "warning" err.default && { cat err.default; fail "a complete call tree has a warning"; }
+# Only the warning about the call tree is checked: a warning that compensation
+# removed more than was measured from a region depends on this run's noise.
+grep -q "incomplete" err.default && { cat err.default; fail "a complete call tree is said to be incomplete"; }
 grep -q "mri: warning: the call tree in cg.2 is incomplete" err.2 || { cat err.2; fail "no warning that the call tree is incomplete"; }
 [[ $(grep -c '^calls=' cg.2) -le 2 ]] || fail "MRI_MAX_EDGES=2 but more than 2 call edges"
 
