@@ -35,6 +35,10 @@
  * region with a callpath profile. Prints one line per round on stdout:
  *   round=<n> experiment=<warm-up|MO|PA|CA> raw_us=<round's inclusive time>
  *   comp_us=<compensated> instances=<region instances measured in it>
+ * and for PA and CA rounds busiest=<the instances of other regions than
+ * the round in the thread that had most> per_thread=<those of each
+ * thread, by the monitor's thread number, comma-separated>
+ * delta_i_ns=<the Delta_i the round was compensated with>.
  * After the last round the program runs to its end with nothing measured.
  * The workloads here keep their threads for all the rounds (crew.h). A
  * program that starts its threads anew in every round takes a new row of
@@ -48,8 +52,11 @@
  * The same, with the overhead calibrated against the program itself
  * (docs/ACCURACY.md, "Calibrating against the program"). Every PA or CA
  * round, once the MO round after it is measured, tells what an instance
- * cost in place: (its raw time - the mean of the MO rounds around it) /
- * the instances of its busiest thread. Before each PA or CA round the tool
+ * cost in place: the Delta_i it was compensated with + (its compensated
+ * time - the mean of the MO rounds around it) / the instances of its
+ * busiest thread. With one thread that is (raw - MO) / instances; with
+ * threads that wait for each other it also takes in what the compensation
+ * at their joins and barriers made of it. Before each PA or CA round the tool
  * sets the median of the last FIT such costs of that experiment as the
  * timer or callpath kind's Delta_i (MRI_Set_Overhead; Delta_own stays the
  * application's, or Delta_i where that is smaller), so each round is
@@ -107,17 +114,20 @@ static int same_region(const MRI_Region_Spec *a, const MRI_Region_Spec *b)
 #define MAX_THREADS 1024 /* the monitor's hard limit (MRI_MAX_THREADS) */
 
 /* The request's profile element of `region` (NULL when it has none) and
- * the instances of every region it measured; with `busiest`, also the
- * instances of other regions than `region` in the thread that measured
- * most of them. 0, or 1 with the reason. */
+ * the instances of every region it measured; with `per_thread`, also the
+ * instances of other regions than `region` in each thread (by the
+ * monitor's thread number), and in `threads` one more than the highest
+ * thread number that had any. 0, or 1 with the reason. */
 static int region_result_threads(MRI_Request_ID id, const MRI_Region_Spec *region,
                                  const MRI_Profile_Element **element, unsigned long long *instances,
-                                 unsigned long long *busiest)
+                                 unsigned long long per_thread[MAX_THREADS], int *threads)
 {
     void *p = NULL;
     if (MRI_Get_Data(id, &p) != MRI_OK) return die("get data");
     const MRI_Histogram_Profile_Results *res = p;
-    unsigned long long per_thread[MAX_THREADS] = {0};
+    unsigned long long ignored[MAX_THREADS];
+    if (!per_thread) per_thread = ignored;
+    for (int t = 0; t < MAX_THREADS; ++t) per_thread[t] = 0;
     *element = NULL;
     *instances = 0;
     for (int i = 0; i < res->nr_Elements; ++i) {
@@ -136,10 +146,10 @@ static int region_result_threads(MRI_Request_ID id, const MRI_Region_Spec *regio
             per_thread[t] += e->per_active_object[k].instances;
         }
     }
-    if (busiest) {
-        *busiest = 0;
+    if (threads) {
+        *threads = 0;
         for (int t = 0; t < MAX_THREADS; ++t)
-            if (per_thread[t] > *busiest) *busiest = per_thread[t];
+            if (per_thread[t]) *threads = t + 1;
     }
     return 0;
 }
@@ -147,7 +157,7 @@ static int region_result_threads(MRI_Request_ID id, const MRI_Region_Spec *regio
 static int region_result(MRI_Request_ID id, const MRI_Region_Spec *region, const MRI_Profile_Element **element,
                          unsigned long long *instances)
 {
-    return region_result_threads(id, region, element, instances, NULL);
+    return region_result_threads(id, region, element, instances, NULL, NULL);
 }
 
 static int by_value(const void *a, const void *b)
@@ -226,13 +236,14 @@ static int references(const MRI_Request_ID ids[4], double *refs)
     return 0;
 }
 
-/* The recording cost per reference the application's compensation used. */
-static double recording_cost(void)
+/* The Delta_i of `kind` the application's compensation uses (0 for a kind
+ * it did not calibrate, which it does not compensate), or -1 when the
+ * calibration cannot be read. */
+static double delta_in_use(MRI_Overhead_Kind kind)
 {
     MRI_Overhead_Calibration cal;
     if (MRI_Get_Overhead_Calibration(&cal) != MRI_OK) return -1;
-    return cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR].calibrated ? cal.kind[MRI_OVERHEAD_CACHE_SIMULATOR].delta_inclusive
-                                                              : 0;
+    return cal.kind[kind].calibrated ? cal.kind[kind].delta_inclusive : 0;
 }
 
 /* compensation_eval PAIRED ROUNDS [--simulated] [--fit FIT] -- PROGRAM
@@ -264,7 +275,7 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
     double *raw = calloc((size_t)rounds + 1, sizeof(double));
     double *comp = calloc((size_t)rounds + 1, sizeof(double));
     double *refs = calloc((size_t)rounds + 1, sizeof(double));
-    double *used = calloc((size_t)rounds + 1, sizeof(double)); /* SIM: the recording cost compensated with */
+    double *used = calloc((size_t)rounds + 1, sizeof(double)); /* the Delta_i (SIM: recording cost) compensated with */
     unsigned long long *busiest = calloc((size_t)rounds + 1, sizeof(unsigned long long));
     double *cost[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))}; /* PA or SIM, CA */
     int costs[2] = {0, 0};
@@ -309,7 +320,12 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
         if (st != MRI_APPLICATION_STOPPED) return die("wait");
         unsigned long long instances = 0;
         const MRI_Profile_Element *m = NULL;
-        if (region_result_threads(id, &round, &m, &instances, &busiest[r])) return 1;
+        unsigned long long per_thread[MAX_THREADS];
+        int threads = 0;
+        if (region_result_threads(id, &round, &m, &instances, per_thread, &threads)) return 1;
+        busiest[r] = 0;
+        for (int t = 0; t < threads; ++t)
+            if (per_thread[t] > busiest[r]) busiest[r] = per_thread[t];
         if (!m || m->instances != 1) {
             fprintf(stderr, "compensation_eval: round %d was not measured exactly once\n", r);
             return 1;
@@ -326,26 +342,36 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
         }
         raw[r] = m->inclusive;
         comp[r] = m->compensated_inclusive;
+        used[r] = delta_in_use(sim  ? MRI_OVERHEAD_CACHE_SIMULATOR
+                               : ca ? MRI_OVERHEAD_CALLPATH
+                                    : MRI_OVERHEAD_TIMER);
+        if (used[r] < 0) return die("calibration");
         if (sim) {
             if (references(ref_ids, &refs[r])) return 1;
-            used[r] = recording_cost();
-            if (refs[r] < 1 || used[r] < 0) {
+            if (refs[r] < 1) {
                 fprintf(stderr, "compensation_eval: round %d recorded no reference (is the program instrumented?)\n",
                         r);
                 return 1;
             }
         }
-        /* An MO round after a PA or CA round: what an instance cost there.
-         * After a SIM round: what recording a reference cost, the part of
-         * the compensated round above MO added to what was removed. */
+        /* An MO round after a PA or CA round: what an instance cost there,
+         * the part of the compensated round above MO spread over the
+         * instances of its busiest thread and added to what was removed.
+         * After a SIM round: what recording a reference cost, the same
+         * way over the references. */
         if (fit && strcmp(kind, "MO") == 0 && last >= 0) {
             const double mo = (raw[r - 2] + raw[r]) / 2;
-            cost[last][costs[last]++] = simulated ? used[r - 1] + (comp[r - 1] - mo) / refs[r - 1]
-                                                  : (raw[r - 1] - mo) / (double)busiest[r - 1];
+            cost[last][costs[last]++] =
+                used[r - 1] + (comp[r - 1] - mo) / (simulated ? refs[r - 1] : (double)busiest[r - 1]);
         }
         last = pa || sim ? 0 : ca ? 1 : -1;
         printf("round=%d experiment=%s raw_us=%.1f comp_us=%.1f instances=%llu", r, exp, m->inclusive / 1e3,
                m->compensated_inclusive / 1e3, instances);
+        if (pa || ca) {
+            printf(" busiest=%llu per_thread=", busiest[r]);
+            for (int t = 0; t < threads; ++t) printf("%s%llu", t ? "," : "", per_thread[t]);
+            printf(" delta_i_ns=%.4f", used[r]);
+        }
         if (sim) printf(" references=%.0f recording_ns=%.4f", refs[r], used[r]);
         if (fitted_round) printf(" fitted_delta_ns=%.4f", delta);
         printf("\n");

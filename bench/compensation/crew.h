@@ -11,13 +11,19 @@
  *
  *   struct crew c;
  *   crew_start(&c, threads, rounds, work, parts, sizeof parts[0]);
+ *   crew_times_to(&c, path);   (-T FILE; optional)
  *   for each round: set the parts; crew_round(&c); read the parts;
+ *                   crew_write_times(&c, round) outside the round region;
  *   crew_finish(&c);
  *
  * crew_round() runs work(part 0) on the calling thread and work(part t) on
  * thread t, and returns when every thread is done; the parts may be set
- * before it and read after it (the barriers order them). Header only, for
- * C and C++.
+ * before it and read after it (the barriers order them). It also times
+ * each thread's part (CLOCK_MONOTONIC, part_ns[t]); with a file given to
+ * crew_times_to(), crew_write_times() adds a line "ROUND NS0 NS1 ..." to
+ * it (ROUND from 1, as compensation_eval PAIRED counts them): a
+ * workload's -T FILE, read by bench/compensation/thread_costs.py. Header
+ * only, for C and C++.
  */
 #ifndef MRI_BENCH_CREW_H
 #define MRI_BENCH_CREW_H
@@ -25,6 +31,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 enum { crew_max_threads = 64 };
 
@@ -44,6 +51,8 @@ struct crew {
     int threads, rounds;
     pthread_t tid[crew_max_threads];
     struct crew_member member[crew_max_threads];
+    long long part_ns[crew_max_threads]; /* how long each thread's part of the last round took */
+    FILE *times;                         /* crew_times_to(), or NULL */
 };
 
 static inline void *crew_part(struct crew *c, int t) { return c->parts + (size_t)t * c->part_size; }
@@ -54,6 +63,16 @@ static inline void crew_die(const char *what, int err)
     exit(1);
 }
 
+/* work(part t), timed into part_ns[t]. */
+static inline void crew_work(struct crew *c, int t)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    c->work(crew_part(c, t));
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    c->part_ns[t] = (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+}
+
 static inline void *crew_member_main(void *p)
 {
     const struct crew_member *m = (const struct crew_member *)p;
@@ -61,7 +80,7 @@ static inline void *crew_member_main(void *p)
     const int t = m->index;
     for (int r = 0; r < c->rounds; ++r) {
         pthread_barrier_wait(&c->start);
-        c->work(crew_part(c, t));
+        crew_work(c, t);
         pthread_barrier_wait(&c->done);
     }
     return NULL;
@@ -77,6 +96,7 @@ static inline void crew_start(struct crew *c, int threads, int rounds, void *(*w
     c->part_size = part_size;
     c->threads = threads;
     c->rounds = rounds;
+    c->times = NULL;
     if (threads == 1) return;
     int err = pthread_barrier_init(&c->start, NULL, (unsigned)threads);
     if (!err) err = pthread_barrier_init(&c->done, NULL, (unsigned)threads);
@@ -92,13 +112,37 @@ static inline void crew_start(struct crew *c, int threads, int rounds, void *(*w
 static inline void crew_round(struct crew *c)
 {
     if (c->threads > 1) pthread_barrier_wait(&c->start);
-    c->work(crew_part(c, 0));
+    crew_work(c, 0);
     if (c->threads > 1) pthread_barrier_wait(&c->done);
 }
 
-/* After the last round: joins the threads. */
+/* Part times to `path` (NULL: none), one line a round; ends the process
+ * with a message if it cannot be written. */
+static inline void crew_times_to(struct crew *c, const char *path)
+{
+    if (path && !(c->times = fopen(path, "w"))) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* The line of round `round` (from 0) in the times file, if there is one. */
+static inline void crew_write_times(struct crew *c, int round)
+{
+    if (!c->times) return;
+    fprintf(c->times, "%d", round + 1);
+    for (int t = 0; t < c->threads; ++t) fprintf(c->times, " %lld", c->part_ns[t]);
+    fputc('\n', c->times);
+}
+
+/* After the last round: closes the times file, joins the threads. */
 static inline void crew_finish(struct crew *c)
 {
+    if (c->times && fclose(c->times)) {
+        perror("crew: part times");
+        exit(1);
+    }
+    c->times = NULL;
     if (c->threads == 1) return;
     for (int t = 1; t < c->threads; ++t) pthread_join(c->tid[t], NULL);
     pthread_barrier_destroy(&c->start);

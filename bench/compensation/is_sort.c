@@ -5,13 +5,14 @@
  * of a few nanoseconds. Measuring every routine dilates the run several
  * times over: the hard case for overhead compensation.
  *
- *   is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS]
+ *   is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS] [-T FILE]
  *
  * Each thread sorts its own KEYS keys ITERATIONS times (default 1 thread,
  * 400000 keys, 4 iterations); region "main" covers the whole program. With
  * ROUNDS (default 1) the whole work is done that many times, each a region
  * "round" (compensation_eval PAIRED); the threads are started once and kept
- * for every round (crew.h).
+ * for every round (crew.h). -T FILE: each round's time of each thread's
+ * part, a line a round (crew.h).
  */
 #include <mri_monitor.h>
 #include <stdio.h>
@@ -119,13 +120,15 @@ int main(int argc, char **argv)
 {
     MONITOR_ENTER(r_main);
     int threads = 1, n = 400000, iterations = 4, rounds = 1, opt;
-    while ((opt = getopt(argc, argv, "t:n:i:r:")) != -1) {
+    const char *times = NULL;
+    while ((opt = getopt(argc, argv, "t:n:i:r:T:")) != -1) {
         if (opt == 't') threads = atoi(optarg);
         else if (opt == 'n') n = atoi(optarg);
         else if (opt == 'i') iterations = atoi(optarg);
         else if (opt == 'r') rounds = atoi(optarg);
+        else if (opt == 'T') times = optarg;
         else {
-            fprintf(stderr, "usage: is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS]\n");
+            fprintf(stderr, "usage: is_sort [-t THREADS] [-n KEYS] [-i ITERATIONS] [-r ROUNDS] [-T FILE]\n");
             return 2;
         }
     }
@@ -136,6 +139,7 @@ int main(int argc, char **argv)
     struct part parts[crew_max_threads];
     struct crew crew;
     crew_start(&crew, threads, rounds, sort_part, parts, sizeof parts[0]);
+    crew_times_to(&crew, times);
     int bad = 0;
     for (int r = 0; r < rounds; ++r) {
         MONITOR_ENTER(r_round);
@@ -143,6 +147,7 @@ int main(int argc, char **argv)
         crew_round(&crew);
         for (int t = 0; t < threads; ++t) bad += parts[t].bad;
         MONITOR_EXIT(r_round);
+        crew_write_times(&crew, r);
     }
     crew_finish(&crew);
     MONITOR_EXIT(r_main);

@@ -4,13 +4,14 @@
  * every one of them dilates the run very little: the easy case for
  * overhead compensation (and the check that it does no harm).
  *
- *   jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS]
+ *   jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS] [-T FILE]
  *
  * Each thread relaxes its own N x N grid SWEEPS times (default 1 thread,
  * N = 256, 2000 sweeps); region "main" covers the whole program. With
  * ROUNDS (default 1) the whole work is done that many times, each a region
  * "round" (compensation_eval PAIRED); the threads are started once and kept
- * for every round (crew.h).
+ * for every round (crew.h). -T FILE: each round's time of each thread's
+ * part, a line a round (crew.h).
  */
 #include <mri_monitor.h>
 #include <stdio.h>
@@ -84,13 +85,15 @@ int main(int argc, char **argv)
 {
     MONITOR_ENTER(r_main);
     int threads = 1, n = 256, sweeps = 2000, rounds = 1, opt;
-    while ((opt = getopt(argc, argv, "t:n:s:r:")) != -1) {
+    const char *times = NULL;
+    while ((opt = getopt(argc, argv, "t:n:s:r:T:")) != -1) {
         if (opt == 't') threads = atoi(optarg);
         else if (opt == 'n') n = atoi(optarg);
         else if (opt == 's') sweeps = atoi(optarg);
         else if (opt == 'r') rounds = atoi(optarg);
+        else if (opt == 'T') times = optarg;
         else {
-            fprintf(stderr, "usage: jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS]\n");
+            fprintf(stderr, "usage: jacobi [-t THREADS] [-n N] [-s SWEEPS] [-r ROUNDS] [-T FILE]\n");
             return 2;
         }
     }
@@ -101,6 +104,7 @@ int main(int argc, char **argv)
     struct part parts[crew_max_threads];
     struct crew crew;
     crew_start(&crew, threads, rounds, relax_part, parts, sizeof parts[0]);
+    crew_times_to(&crew, times);
     int ok = 1;
     for (int r = 0; r < rounds; ++r) {
         MONITOR_ENTER(r_round);
@@ -108,6 +112,7 @@ int main(int argc, char **argv)
         crew_round(&crew);
         ok &= parts[0].last >= 0;
         MONITOR_EXIT(r_round);
+        crew_write_times(&crew, r);
     }
     crew_finish(&crew);
     MONITOR_EXIT(r_main);

@@ -3,13 +3,14 @@
 // recursive sums; every member function is an annotated routine
 // (MONITOR_FUNCTION), most of them a few nanoseconds long.
 //
-//   tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS]
+//   tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS] [-T FILE]
 //
 // Each thread builds its own tree of NODES nodes and walks it WALKS times
 // (default 1 thread, 100000 nodes, 10 walks); region "main" covers the
 // whole program. With ROUNDS (default 1) the whole work is done that many
 // times, each a region "round" (compensation_eval PAIRED); the threads are
-// started once and kept for every round (crew.h).
+// started once and kept for every round (crew.h). -T FILE: each round's
+// time of each thread's part, a line a round (crew.h).
 #include <mri_monitor.h>
 #include <unistd.h>
 
@@ -107,7 +108,8 @@ void* grow_and_walk(void* p) {
 int main(int argc, char** argv) {
   MONITOR_ENTER(r_main);
   int threads = 1, n = 100000, walks = 10, rounds = 1, opt;
-  while ((opt = getopt(argc, argv, "t:n:w:r:")) != -1) {
+  const char* times = nullptr;
+  while ((opt = getopt(argc, argv, "t:n:w:r:T:")) != -1) {
     if (opt == 't')
       threads = std::atoi(optarg);
     else if (opt == 'n')
@@ -116,8 +118,10 @@ int main(int argc, char** argv) {
       walks = std::atoi(optarg);
     else if (opt == 'r')
       rounds = std::atoi(optarg);
+    else if (opt == 'T')
+      times = optarg;
     else {
-      std::fprintf(stderr, "usage: tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS]\n");
+      std::fprintf(stderr, "usage: tree_walk [-t THREADS] [-n NODES] [-w WALKS] [-r ROUNDS] [-T FILE]\n");
       return 2;
     }
   }
@@ -128,6 +132,7 @@ int main(int argc, char** argv) {
   std::vector<Part> parts(size_t(threads), Part{n, walks, 0});
   crew crew;
   crew_start(&crew, threads, rounds, grow_and_walk, parts.data(), sizeof(Part));
+  crew_times_to(&crew, times);
   long bad = 0;
   for (int r = 0; r < rounds; ++r) {
     MONITOR_ENTER(r_round);
@@ -135,6 +140,7 @@ int main(int argc, char** argv) {
     crew_round(&crew);
     for (const Part& part : parts) bad += part.checksum;
     MONITOR_EXIT(r_round);
+    crew_write_times(&crew, r);
   }
   crew_finish(&crew);
   MONITOR_EXIT(r_main);
