@@ -62,7 +62,24 @@
 # the CSV's delta columns hold the fitted Delta_i. Adds the median error of
 # each profile against the MO runs of its own fit. About 6 minutes with
 # FIT 3 and 10 trials on 2 cores.
+#
+# SIGTERM or SIGHUP to this script (kill, `timeout`, a closed terminal)
+# ends the PAIRED run it waits for, and with it its program
+# (compensation_eval passes the signal on), then the script, of the same
+# signal. (Ctrl-C reaches them all at once.)
 set -euo pipefail
+
+running=  # the PAIRED run in the background, while there is one
+stop_running() {
+  trap - "$1"
+  if [[ -n $running ]]; then
+    kill -"$1" "$running" 2>/dev/null || true
+    wait "$running" 2>/dev/null || true
+  fi
+  kill -"$1" $$
+}
+trap 'stop_running TERM' TERM
+trap 'stop_running HUP' HUP
 
 # --paired: every workload and thread count as ROUNDS rounds of one process.
 run_paired() {
@@ -88,9 +105,10 @@ run_paired() {
       all=$((rounds + period * fit)) status=0
       "$dir/compensation_eval" PAIRED "$all" "${mode[@]}" "${fit_args[@]}" -- \
         "$dir/$w$suffix" -t "$t" >"$got" 2>"$log" &
-      pid=$!
+      pid=$! running=$!
       show_rounds "$pid" "$got" "$all"
       wait "$pid" || status=$?
+      running=
       read_calibration "$log"
       # key=value fields; the last three only on some lines. The rounds
       # before a failure are kept too.

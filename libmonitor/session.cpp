@@ -783,9 +783,15 @@ void stop_world_for_an_end() {
 // program that installs its own handler replaces this one; a forked child
 // (detached) or a monitor already ended or detached takes the default
 // action at once. SIGKILL, and signals whose default action is a core
-// dump (SIGSEGV, SIGABRT, SIGQUIT), are left alone.
+// dump (SIGSEGV, SIGABRT, SIGQUIT), are left alone. When monitoring ends
+// another way first, with a signal noted (the tool gone in the same poll,
+// as when a script kills a tool and its program together), the control
+// thread closes the slot and the process dies of that signal
+// (die_of_noted_signal); a signal after that takes the default action.
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP};
-std::atomic<int> g_termination_signal{0};  // the first one caught; monitoring ends for it
+// The first one caught, monitoring ends for it; -1 once the control thread
+// no longer acts on one.
+std::atomic<int> g_termination_signal{0};
 
 // The default action back (sigaction: async-signal-safe, signal() is not).
 void default_action(int sig) {
@@ -799,7 +805,7 @@ void on_termination_signal(int sig) {
   const uint32_t m = g.mode.load(std::memory_order_acquire);
   int none = 0;
   if ((m == kRunning || m == kStopped) && g_termination_signal.compare_exchange_strong(none, sig)) return;
-  if (none != 0) return;  // one is on its way already: the process dies of that one
+  if (none > 0) return;  // one is on its way already: the process dies of that one
   const int saved = errno;
   default_action(sig);
   raise(sig);  // delivered when the handler returns (blocked meanwhile)
@@ -832,6 +838,16 @@ void end_for_signal(int sig) {
   kill(getpid(), sig);  // a program thread takes it (this one blocks every signal)
 }
 
+// The control thread is about to end without acting on a termination
+// signal: from now on the handler takes the default action itself, and
+// one it noted before ends the process as that action would have.
+void die_of_noted_signal() {
+  int noted = 0;
+  if (g_termination_signal.compare_exchange_strong(noted, -1) || noted <= 0) return;
+  default_action(noted);
+  kill(getpid(), noted);  // a program thread takes it (this one blocks every signal)
+}
+
 void* control_main(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -842,7 +858,10 @@ void* control_main(void*) {
   proto::ToolControl& tc = g.view.header()->tool;
   for (uint32_t polls = 0;; ++polls) {
     const uint32_t m = g.mode.load();
-    if (m == kDetached || m == kFinished) return nullptr;
+    if (m == kDetached || m == kFinished) {
+      die_of_noted_signal();
+      return nullptr;
+    }
     if (const int sig = g_termination_signal.load()) {
       end_for_signal(sig);
       return nullptr;
@@ -861,6 +880,9 @@ void* control_main(void*) {
     if (!tool_is_alive()) {
       char why[96];
       std::snprintf(why, sizeof why, "tool (pid %u) is gone", g.tool_pid);
+      // Before detach() wakes the parked threads: one of them could
+      // otherwise reach exit() before the signal.
+      die_of_noted_signal();
       detach(why);
       return nullptr;
     }

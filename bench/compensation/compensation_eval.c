@@ -83,10 +83,17 @@
  * of the MO rounds around it) / its references. The references counted
  * are the round's thread's: for programs whose work the round's thread
  * does alone (one thread). ROUNDS at least 2 FIT + 3.
+ *
+ * SIGINT, SIGTERM or SIGHUP to compensation_eval (kill, timeout, a
+ * script's trap) ends the program with the same signal, then the tool:
+ * without its tool the monitor would detach and let the program run its
+ * remaining rounds unmonitored.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "mri.h"
 
@@ -94,6 +101,40 @@ static int die(const char *what)
 {
     fprintf(stderr, "compensation_eval: %s: %s\n", what, MRI_Get_Error_Message());
     return 1;
+}
+
+/* The program's process once it is loaded, and a stop signal that came
+ * before that. */
+static volatile sig_atomic_t g_program_pid, g_pending_signal;
+
+static void on_stop_signal(int sig)
+{
+    if (g_program_pid <= 0) {
+        g_pending_signal = sig;
+        return;
+    }
+    kill((pid_t)g_program_pid, sig);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* MRI_Application_Load() with the stop signals passed on to the program
+ * (see the top). */
+static int load(const char *path, char *const argv[])
+{
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; ++i)
+        sigaction(stop_signals[i], &action, NULL);
+    if (MRI_Application_Load(path, argv) != MRI_OK) return die("load");
+    MRI_Application_Status_Info st;
+    if (MRI_Get_Application_Status(&st) != MRI_OK) return die("status");
+    g_program_pid = st.monitored_pid > 0 ? st.monitored_pid : st.pid;
+    if (g_pending_signal) on_stop_signal(g_pending_signal);
+    return 0;
 }
 
 static void print_calibration(void)
@@ -260,7 +301,7 @@ static int paired(int rounds, int simulated, int fit, int argc, char **argv)
     args[argc + 1] = count;
     setenv("MRI_MAX_THREADS", "1024", 0); /* for programs that start threads anew in every round (above) */
     if (MRI_Init() != MRI_OK) return die("init");
-    if (MRI_Application_Load(args[0], args) != MRI_OK) return die("load");
+    if (load(args[0], args)) return 1;
     MRI_Region_Spec round;
     if (MRI_Find_Region("round", &round) != MRI_OK)
         return die("the program has no region \"round\" (PAIRED needs a program that takes -r ROUNDS)");
@@ -456,7 +497,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (MRI_Init() != MRI_OK) return die("init");
-    if (MRI_Application_Load(argv[3], &argv[3]) != MRI_OK) return die("load");
+    if (load(argv[3], &argv[3])) return 1;
 
     MRI_Region_Spec main_region;
     if (MRI_Find_Region("main", &main_region) != MRI_OK) return die("the program has no region \"main\"");

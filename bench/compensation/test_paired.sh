@@ -165,6 +165,31 @@ fi
 grep -q "^thread_costs: round [0-9]* or the MO rounds around it have no part times" "$tmp/bad.err" ||
   { cat "$tmp/bad.err"; fail "thread_costs.py: no reason for missing part times"; }
 
+# SIGTERM to compensation_eval alone (a script's trap, `timeout`): the
+# program gets it too and ends, instead of running its remaining rounds
+# detached from a tool that is gone; the tool dies of it (143).
+alive() { [[ -e /proc/$1 ]] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
+(exec "$eval_tool" PAIRED 100000 -- "$tree_walk" -n 300 -w 2 >"$tmp/out.txt" 2>"$tmp/err.txt") &
+ev=$!
+for i in $(seq 1 200); do
+  [[ $(wc -l <"$tmp/out.txt" 2>/dev/null || echo 0) -ge 3 ]] && break
+  sleep 0.05
+done
+program=$(pgrep -P "$ev" || true)
+[[ -n $program ]] || { kill -KILL "$ev"; fail "SIGTERM: no program under compensation_eval"; }
+kill -TERM "$ev"
+status=0
+wait "$ev" || status=$?
+[[ $status == 143 ]] || { cat "$tmp/err.txt"; fail "SIGTERM to compensation_eval: status $status, expected 143"; }
+for i in $(seq 1 100); do
+  alive "$program" || break
+  sleep 0.1
+done
+if alive "$program"; then
+  kill -KILL "$program"
+  fail "SIGTERM to compensation_eval: the program ran on"
+fi
+
 # --simulated: MO and SIM rounds; each SIM round recorded references (the
 # round's L1 data reads and writes) and had its simulation and recording
 # removed; MO rounds recorded nothing. With --fit 1, each SIM round after

@@ -1477,8 +1477,12 @@ static void finished_by_the_tool(int stopped)
     if (stopped) {
         assert_main_time_without_the_stop(main_time);
     } else {
+        /* 2 ms before the stop and the 300 ms after the release, less the
+         * time main's thread took to be scheduled again after the release
+         * (296.7 ms beside other tests on 2 CPUs): well above the 150 ms
+         * the stopped case stays under. */
         const double t = agg_total(main_time);
-        if (!(t >= 300 * kMs)) fail_msg("main took %.1f ms, expected 300 or more", t / kMs);
+        if (!(t >= 250 * kMs)) fail_msg("main took %.1f ms, expected about 300 (250 or more)", t / kMs);
     }
 }
 

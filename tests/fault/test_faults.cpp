@@ -52,10 +52,13 @@ std::string temp_path(const char* stem) {
 
 // ---------------------------------------------------------------------------
 // The tool dies: the application must notice, detach and run to completion.
+// With `terminate_too`, the application gets SIGTERM right after the tool's
+// death (a tool killed with its program, as by a script's trap): it must
+// die of it, not run on detached.
 
 enum class ToolDiesWhen { kLoaded, kStopped, kRunning };
 
-void tool_dies(ToolDiesWhen when) {
+void tool_dies(ToolDiesWhen when, bool terminate_too = false) {
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   const std::string done = temp_path("detached");
   int fds[2];
@@ -98,10 +101,24 @@ void tool_dies(ToolDiesWhen when) {
   usleep(20000);
   const uint64_t killed_at = now_ns();
   ASSERT_EQ(kill(tool, SIGKILL), 0);
+  if (terminate_too) {
+    ASSERT_EQ(kill(app, SIGTERM), 0);
+  }
   int st = 0;
   ASSERT_TRUE(wait_for(tool, 5000, &st));
 
   // The application is orphaned to us (subreaper) and must finish by itself.
+  if (terminate_too) {
+    const bool ended = wait_for(app, 10000, &st);
+    if (!ended) {
+      kill(app, SIGKILL);
+      waitpid(app, nullptr, 0);
+    }
+    unlink(done.c_str());
+    ASSERT_TRUE(ended) << "the application ran on after SIGTERM, its tool gone at the same time";
+    EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) << "status " << st;
+    return;
+  }
   ASSERT_TRUE(wait_for(app, 10000, &st)) << "the application hangs after its tool died";
   EXPECT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 0);
@@ -120,6 +137,8 @@ void tool_dies(ToolDiesWhen when) {
 TEST(ToolDies, WhileApplicationLoaded) { tool_dies(ToolDiesWhen::kLoaded); }
 TEST(ToolDies, WhileApplicationStopped) { tool_dies(ToolDiesWhen::kStopped); }
 TEST(ToolDies, WhileApplicationRunning) { tool_dies(ToolDiesWhen::kRunning); }
+TEST(ToolDies, WithSigtermToTheRunningApplication) { tool_dies(ToolDiesWhen::kRunning, true); }
+TEST(ToolDies, WithSigtermToTheStoppedApplication) { tool_dies(ToolDiesWhen::kStopped, true); }
 
 // ---------------------------------------------------------------------------
 // A rogue tool: segments with garbage. The application must refuse or
