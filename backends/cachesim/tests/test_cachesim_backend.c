@@ -1123,12 +1123,33 @@ static void test_signal_handlers_record_during_a_hand_over(void **state)
     close(fd);
     enum { kPasses = 1500, kReadsS = 64 };
     char *argv[] = {(char *)cacheapp(), (char *)"signals", (char *)"1500", path, NULL};
+    /* The program's standard error, to see whether its handlers filled the
+     * set-aside room (2048 references) during a hand-over: a hand-over that
+     * waits 3.2 ms for the simulation thread on a busy machine lets 32
+     * handler runs in, and the backend drops the rest and says so. Shown
+     * again below. */
+    char err_path[] = "/tmp/mri_cacheapp_signals_err_XXXXXX";
+    const int err_fd = mkstemp(err_path);
+    assert_true(err_fd >= 0);
+    fflush(stderr);
+    const int saved_err = dup(2);
+    assert_true(saved_err >= 0 && dup2(err_fd, 2) == 2);
     load_mode(argv);
     const MRI_Request_ID s_misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "S", MRI_SUM);
     const MRI_Request_ID s_hits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "main", "S", MRI_SUM);
     const MRI_Request_ID a_misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "main", "A", MRI_SUM);
     const MRI_Request_ID a_hits = cache_aggregate(MRI_LC1_DATA_READ_HIT, "main", "A", MRI_SUM);
     run_to_end();
+    fflush(stderr);
+    assert_true(dup2(saved_err, 2) == 2);
+    close(saved_err);
+    char err[4096];
+    const ssize_t err_bytes = pread(err_fd, err, sizeof err - 1, 0);
+    close(err_fd);
+    unlink(err_path);
+    err[err_bytes > 0 ? err_bytes : 0] = '\0';
+    fputs(err, stderr);
+    const int overflowed = strstr(err, "recorded more than 2048 memory references") != NULL;
     FILE *f = fopen(path, "r");
     int handled = -1;
     assert_non_null(f);
@@ -1139,15 +1160,16 @@ static void test_signal_handlers_record_during_a_hand_over(void **state)
     const long a_reads = (long)(thread_value(a_misses, 0) + thread_value(a_hits, 0));
     const long s_made = (long)kReadsS * handled, a_made = (long)kPasses * kReadsA;
     const int inline_runs = strcmp(cacheapp_instrumentation(), "plugin") == 0;
-    print_message("signals (%s): %d handler runs, %ld of their %ld reads of S simulated, %ld of the program's %ld "
+    print_message("signals (%s): %d handler runs, %ld of their %ld reads of S simulated%s, %ld of the program's %ld "
                   "reads of A\n",
-                  cacheapp_instrumentation(), handled, s_reads, s_made, a_reads, a_made);
+                  cacheapp_instrumentation(), handled, s_reads, s_made,
+                  overflowed ? " (the set-aside room overflowed: only an upper bound)" : "", a_reads, a_made);
     assert_true(handled >= 50); /* the timer did run */
     if (inline_runs) {
         /* A run that a handler interrupts either writes over the handler's
          * first references or has its own written over: a run's length at
          * most (the sweep's runs are shorter than 16), lost to one side. */
-        if (s_reads > s_made || s_reads < s_made - 16L * handled)
+        if (s_reads > s_made || (!overflowed && s_reads < s_made - 16L * handled))
             fail_msg("%ld reads of S simulated, the handlers made %ld in %d runs", s_reads, s_made, handled);
         if (a_reads > a_made || a_reads < a_made - 16L * handled)
             fail_msg("%ld reads of A simulated, the program made %ld and %d handler runs can drop 16 each", a_reads,
@@ -1156,7 +1178,7 @@ static void test_signal_handlers_record_during_a_hand_over(void **state)
         /* A handler that runs between the callback's write and its commit
          * has its first reference written over by the program's: one of
          * S's counted as one of A's. */
-        if (s_reads > s_made || s_reads < s_made - handled)
+        if (s_reads > s_made || (!overflowed && s_reads < s_made - handled))
             fail_msg("%ld reads of S simulated, the handlers made %ld in %d runs", s_reads, s_made, handled);
         if (a_reads > a_made + handled || a_reads < a_made - handled)
             fail_msg("%ld reads of A simulated, the program made %ld and %d handler runs can move one each", a_reads,
