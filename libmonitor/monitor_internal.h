@@ -331,7 +331,66 @@ union GlobalStorage {
 extern GlobalStorage g_storage;
 inline Global& g = g_storage.value;
 
-// session.cpp
+// attach.cpp
+// Attaches to the segment the environment names (a constructor, before
+// main()); the program runs unmonitored on any problem.
+void attach_from_environment();
+// Refuses the segment: says why (in the segment too when `header_writable`),
+// then behaves as dormant.
+void refuse(const char* why, bool header_writable);
+// Whether the tool process still lives (its pidfd, else the segment's
+// attach count).
+bool tool_is_alive();
+// The tool is gone: every region disarmed, the threads out of the monitor
+// and woken, the segment unmapped; the program runs on unmonitored.
+void detach(const char* why);
+
+// control.cpp
+// Starts the mri-control thread (detached); false when it cannot.
+bool start_control_thread();
+// Installs the handler of SIGINT, SIGTERM and SIGHUP where the program left
+// them at their default action (the end of monitoring for a signal).
+void catch_termination_signals();
+// The termination signal the monitor caught and ends monitoring for, 0
+// when none (-1 once the control thread no longer acts on one).
+int noted_termination_signal();
+
+// end.cpp
+// Set when the tool ends the program (Command::kTerminate), before the
+// world is quiesced: a thread that ends after that leaves its frames to
+// the control thread, which is ending them.
+extern std::atomic<bool> g_ending;
+// The destructor of a thread's pthread key: the end of a monitored thread.
+void thread_exit(void* state);
+
+// world.cpp
+// The world stopped for an end that does not come from a program thread
+// (the tool's terminate, a termination signal): every region armed, the
+// threads running program code parked or waited for (bounded). Needs
+// control_mutex.
+void stop_world_for_an_end();
+
+// proc_threads.cpp
+// The state letter of thread `tid` of this process ('R', 'S', 'Z', ...), 0
+// when it cannot be read.
+char task_state(pid_t tid);
+// Whether every thread of the program has ended and only the monitor's own
+// keep the process alive.
+bool program_threads_gone(pid_t control_tid);
+// The CPU time thread `tid` of this process has used (ns), 0 when unknown.
+uint64_t thread_cpu_ns(pid_t tid);
+
+// status.cpp
+void copy_message(char (&dst)[proto::kMessageBytes], const char* text);
+
+// plan.cpp
+// Rebuilds the per-region plans from the request table. Control thread
+// only, while every application thread is quiescent.
+void apply_requests();
+// The parts of a region's plan that follow from its trace targets.
+void derive_trace_plan(RegionPlan& p, const TraceTarget* t, uint32_t n);
+
+// registry.cpp
 // The static information, the calibration and the control thread, once.
 // `at_end`: monitoring ends right after (exit(), exec() or a signal before
 // the first region): the program does not announce a loaded stop it will
@@ -393,8 +452,6 @@ void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
 // libunwind.
 bool unwind_available();
 __attribute__((noinline)) void unwind_enter(ThreadState* ts, uint32_t type, uint32_t index);
-
-bool tool_alive();
 
 // The timer backend's clock in ticks (rdtsc when calibration chose it),
 // decided by a flag on the hot cache line.

@@ -68,7 +68,7 @@ WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
       result = WaitResult::kStopping;
       break;
     }
-    if (!tool_alive() || sync::monotonic_ns() > deadline) {
+    if (!tool_is_alive() || sync::monotonic_ns() > deadline) {
       result = WaitResult::kGone;
       break;
     }
