@@ -17,7 +17,6 @@
 #include <cstring>
 #include <string>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 
@@ -36,7 +35,7 @@ void child_after_fork() {
   // A forked child inherits the mapping but is not the monitored process.
   g.mode.store(kDetached, std::memory_order_relaxed);
   for (auto* d : g.descriptors) __atomic_store_n(&d->armed, 0, __ATOMIC_RELAXED);
-  cache_after_fork();
+  sources_after_fork();
   if (g.view.base) shmdt(g.view.base);
   g.view.base = nullptr;
 }
@@ -193,7 +192,7 @@ void detach(const char* why) {
   g.mode.store(kDetached, std::memory_order_seq_cst);
   arm_all(0);
   quiesce(nullptr);
-  cache_finish();  // no more simulation: nobody reads its results
+  sources_finish();  // no more work: nobody reads the results
   sync::bump(g.run_generation);
   sync::futex_wake_private(&g.run_generation);
   std::fprintf(stderr, "mri-monitor: %s; detached, the application continues unmonitored\n", why);

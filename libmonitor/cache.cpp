@@ -52,6 +52,8 @@
 
 namespace mri::monitor {
 
+extern const MeasurementSource cachesim_source;
+
 // The simulated thread index of the references of a thread beyond
 // max_threads: no monitor's (thread indexes are below max_threads).
 constexpr uint32_t kUnmonitoredThread = ~uint32_t{0};
@@ -64,6 +66,8 @@ static_assert(offsetof(Monitor_Cache_Access, size) == offsetof(sim::Access, size
 static_assert(offsetof(Monitor_Cache_Access, type) == offsetof(sim::Access, type));
 
 std::atomic<const Monitor_Cache_Backend*> g_backend{nullptr};
+// References are recorded (some cache request is in place).
+std::atomic<bool> g_recording{false};
 // Created once, at the first release with a cache request, never destroyed
 // (instrumented code may still simulate while the process exits).
 std::atomic<sim::Hierarchy*> g_sim{nullptr};
@@ -177,6 +181,49 @@ class InFlight {
   bool admitted_;
 };
 
+// The recording cost per memory reference (OverheadKind::kCacheSim), at the
+// first release with simulated cache events, once per process (it depends
+// on the code, not the requests). Simulating the references is timed where
+// it happens, batch by batch (Monitor_Cache_Simulate), as is this source's
+// work at region enters and exits; both go straight into the thread's
+// overhead clock. What cannot be timed in place is recording each
+// reference in the instrumented code (a 16-byte store and an index update
+// per access): calibrated here through the backend's own callback path,
+// recording against only testing the switch (the dormant instrumentation
+// stays in the program either way); each batch adds n times it.
+constexpr uint32_t kRecordRefs = 2048;  // references per run (fits the backend's buffer)
+constexpr uint32_t kRecordRuns = 50;
+bool g_cache_calibrated = false;
+
+void calibrate_cache_recording(const Monitor_Cache_Backend* b) {
+  if (g_cache_calibrated) return;
+  g_cache_calibrated = true;
+  if (b->version < 2 || !b->calibrate) {
+    overhead_not_calibrated(proto::OverheadKind::kCacheSim, "the instrumentation cannot be calibrated (backend version 1)");
+    return;
+  }
+  uint64_t best[2] = {UINT64_MAX, UINT64_MAX};  // [recording]
+  unsigned long made = kRecordRefs;
+  for (uint32_t run = 0; run < kRecordRuns; ++run)
+    for (const int recording : {1, 0}) {
+      const uint64_t t0 = ticks();
+      const unsigned long n = b->calibrate(made, recording);
+      const uint64_t t1 = ticks();
+      if (n < made) {  // the buffer had less room: start over with that many
+        made = n;
+        best[0] = best[1] = UINT64_MAX;
+        continue;
+      }
+      best[recording] = std::min(best[recording], t1 > t0 ? t1 - t0 : 0);
+    }
+  if (made < 64 || best[0] == UINT64_MAX || best[1] == UINT64_MAX) {
+    overhead_not_calibrated(proto::OverheadKind::kCacheSim, "no room in the calibrating thread's reference buffer");
+    return;
+  }
+  const double pair = best[1] > best[0] ? double(best[1] - best[0]) / double(made) : 0.0;
+  publish_measured_overhead(proto::OverheadKind::kCacheSim, 0.0, pair, "per reference recorded; simulation timed in place");
+}
+
 void set_recording(bool on) {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   if (!b) return;
@@ -184,7 +231,8 @@ void set_recording(bool on) {
   // first reference is recorded (once: it depends on the code, not the requests).
   if (on) calibrate_cache_recording(b);
   __atomic_store_n(b->recording, on ? 1 : 0, __ATOMIC_RELAXED);
-  g.cache_recording.store(on, std::memory_order_relaxed);
+  g_recording.store(on, std::memory_order_relaxed);
+  set_before_event(cachesim_source, on);
 }
 
 // With the simulation thread, the simulator can be split in two parts
@@ -394,8 +442,9 @@ void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, 
 
 }  // namespace
 
-void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::vector<uint8_t>& region_cache) {
+void cache_apply(std::vector<RequestInput>& requests, const ReleaseContext& ctx, std::vector<uint8_t>& region_cache) {
   const proto::View& v = g.view;
+  const uint32_t nthreads = ctx.threads;
   cache_drain();  // monitors change below
   if (!g_threads) {
     g_threads = new std::vector<CacheThread*>(v.g.max_threads, nullptr);
@@ -407,10 +456,10 @@ void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::ve
   std::vector<std::vector<uint32_t>> region_targets(region_cache.size());
   bool histogram_used[proto::kMaxHistograms] = {};
 
-  for (CacheRequest& q : requests) {
+  for (RequestInput& q : requests) {
     proto::RequestAck* ack = v.request_ack(q.slot);
     const uint32_t generation = q.record.generation;
-    const bool fresh = sync::load(ack->applied_generation) != generation || ack->status != 0;
+    const bool fresh = q.fresh;
     auto answer = [&](bool ok) {
       ack->status = ok ? 0 : 1;
       sync::store(ack->applied_generation, generation);
@@ -765,7 +814,8 @@ void cache_after_fork() {
   g_sim.store(nullptr, std::memory_order_relaxed);
   if (const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire))
     __atomic_store_n(b->recording, 0, __ATOMIC_RELAXED);
-  g.cache_recording.store(false, std::memory_order_relaxed);
+  g_recording.store(false, std::memory_order_relaxed);
+  set_before_event(cachesim_source, false);
 }
 
 void cache_stop_recording() {
@@ -830,7 +880,7 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // added to the thread's overhead clock (compensation, seed paper 001).
   const uint64_t t0 = ticks();
   cache_submit(h, ts ? ts->index : kUnmonitoredThread, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
-  if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
+  if (ts) charge_overhead(ts, t0, uint64_t(n) * overhead_pair_fixed(mri::proto::OverheadKind::kCacheSim));
 }
 
 extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cache_Access* accesses, unsigned long n) {
@@ -845,5 +895,62 @@ extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cac
   // As Monitor_Cache_Simulate.
   const uint64_t t0 = ticks();
   cache_submit(h, ts ? ts->index : kUnmonitoredThread, part, reinterpret_cast<const sim::Access*>(accesses), n);
-  if (ts) charge_overhead(ts, t0, uint64_t(n) * g.overhead_pair[uint32_t(mri::proto::OverheadKind::kCacheSim)]);
+  if (ts) charge_overhead(ts, t0, uint64_t(n) * overhead_pair_fixed(mri::proto::OverheadKind::kCacheSim));
 }
+
+namespace mri::monitor {
+namespace {
+
+bool measures(uint32_t metric) { return metric == uint32_t(proto::Metric::kCacheEvent); }
+
+// What a thread recorded since its last event, when the end did not wait
+// for it to park, is lost: the ending thread cannot reach its buffer.
+void threads_not_waited_for(uint32_t late, uint32_t passed, uint32_t gave_up_after_ms, uint32_t quiet_ms) {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  if (late > 0)
+    note_error("the end gave up after %u ms on %u thread%s still running program code: the references each "
+               "recorded since its last event (up to 4096) are not simulated",
+               gave_up_after_ms, late, late == 1 ? "" : "s");
+  else if (passed > 0)
+    note_error("the end passed %u thread%s that ran during its wait and then did not run for %u ms: the references "
+               "each recorded since its last event (up to 4096) may not be simulated",
+               passed, passed == 1 ? "" : "s", quiet_ms);
+}
+
+// Before a data structure ends: the calling thread's references so far
+// count for it.
+void sync_thread() {
+  if (!g_recording.load(std::memory_order_relaxed)) return;
+  cache_flush_references();
+  cache_drain();
+}
+
+}  // namespace
+
+extern const MeasurementSource cachesim_source{
+    .name = "cache simulator",
+    .measures = measures,
+    .kind = ValueKind::kOwned,
+    .begin_release = nullptr,
+    .claim = nullptr,
+    .compile_owned = cache_apply,
+    .reading_names = nullptr,
+    .prepare_thread = nullptr,
+    .read = nullptr,
+    .release_thread = nullptr,
+    .before_event = cache_flush_references,
+    .enter = cache_enter,
+    .exit = cache_exit,
+    .end_open = cache_end_open,
+    .stop_recording = cache_stop_recording,
+    .finish = cache_finish,
+    .after_fork = cache_after_fork,
+    .publish = cache_publish_backend,
+    .busy = cache_batches_in_flight,
+    .own_thread_tid = cache_worker_tid,
+    .threads_not_waited_for = threads_not_waited_for,
+    .data_ended = cache_data_ended,
+    .sync_thread = sync_thread,
+};
+
+}  // namespace mri::monitor

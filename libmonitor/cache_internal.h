@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mri_protocol.h"
+#include "source.h"
 
 namespace mri::sim {
 class Hierarchy;
@@ -18,23 +19,12 @@ namespace mri::monitor {
 
 struct ThreadState;
 
-// data.cpp. Both need registry_mutex held.
-void data_publish_pending();  // at the first publication: the data structures registered so far
-// The published records, in table order (the MCC's own trusted copy).
-const std::vector<proto::DataRecord>& data_records();
-
 // cache.cpp.
-// A request for a simulated cache event, as apply_requests() found it.
-struct CacheRequest {
-  uint32_t slot;
-  proto::RequestRecord record;        // copied once from the segment
-  std::vector<uint32_t> regions;      // published region indices it names
-};
 // Builds the cache targets of this release from the requests (validating
 // them, acknowledging each in the segment) and marks in `region_cache` the
 // regions whose enter and exit must call cache_enter/cache_exit. Control
 // thread only, while every application thread is quiescent.
-void cache_apply(std::vector<CacheRequest>& requests, uint32_t nthreads, std::vector<uint8_t>& region_cache);
+void cache_apply(std::vector<RequestInput>& requests, const ReleaseContext& ctx, std::vector<uint8_t>& region_cache);
 // Region enter/exit of a region with cache targets; inside the thread's
 // in_slow protection.
 __attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);

@@ -12,9 +12,9 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
+#include "plan.h"
 
 namespace mri::monitor {
 namespace {

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 
@@ -49,10 +48,7 @@ void thread_exit(void* p) {
   }
   thread_ended(ts);
   if (monitoring) sync::store(ts->record->status, uint32_t(proto::ThreadStatus::kExited));
-  if (ts->events.n) {
-    papi::destroy(ts->events);
-    papi::unregister_thread();
-  }
+  release_thread_readings(ts);
   ts->in_slow.store(0, std::memory_order_release);
 }
 
@@ -63,14 +59,14 @@ void thread_exit(void* p) {
 // records kept aside (`wait_for_room`: the tool is given time to make room
 // for them; else they are counted as discarded) and every ring head.
 void end_every_instance(ThreadState* self, bool wait_for_room) {
-  cache_stop_recording();  // the counts read below are of one moment
+  sources_stop_recording();  // the counts read below are of one moment
   close_open_instances(self);
-  // The other threads' instances lived up to here. Measured (time,
-  // simulated cache events) as if their exits ran, then in their traces.
-  // Their counters cannot be read from this thread: with the generation
-  // moved on, no frame's counters match and counter metrics leave these
-  // instances out, as they do an instance whose events changed while it
-  // was open.
+  // The other threads' instances lived up to here. Measured (time, the
+  // sources' own instances) as if their exits ran, then in their traces.
+  // Their readings cannot be taken from this thread: with the generation
+  // moved on, no frame's readings match and reading metrics leave these
+  // instances out, as they do an instance whose reading list changed
+  // while it was open.
   for_each_thread([](ThreadState* other) {
     // A thread parked at a stop (the world was stopped for the tool when a
     // thread called exit(), a signal came or the tool ended the program)
@@ -78,11 +74,11 @@ void end_every_instance(ThreadState* self, bool wait_for_room) {
     // time.
     const uint64_t parked = other->parked_since.load(std::memory_order_relaxed);
     const uint64_t now = parked ? parked : ticks();
-    if (other->depth > 0) other->events_generation += 1;
-    measure_open_instances(other, now);  // also instances of cache requests, which have no frame
+    if (other->depth > 0) other->readings_generation += 1;
+    measure_open_instances(other, now);  // also the sources' own instances, which have no frame
     trace_close_open(other, now);
   });
-  cache_finish();
+  sources_finish();
   // The end of monitoring (4.4): records kept aside wait for the tool to
   // make room (bounded), so the tool gets them with the rest.
   for_each_thread(wait_for_room ? trace_flush_stash : trace_discard_stash);

@@ -1,19 +1,19 @@
-// plan.cpp - the request plans: what the MCC does at each region, rebuilt
-// from the request table at every release.
+// plan.cpp - the plan compiler (plan.h): requests -> region plans.
+#include "plan.h"
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "cache_internal.h"
-#include "monitor_internal.h"
 #include "mri_sync.h"
 
 namespace mri::monitor {
 namespace {
 
-proto::AppControl& app() { return g.view.header()->app; }
-}  // namespace
+using proto::Metric;
+using proto::RequestKind;
 
 // Calls fn(region) for every published region set in request r's bitmap
 // (bits beyond the published regions mean nothing).
@@ -31,271 +31,237 @@ void for_each_requested_region(const proto::View& v, uint32_t r, uint32_t nreg, 
   }
 }
 
-// The parts of a region's plan that follow from its trace targets.
-void derive_trace_plan(RegionPlan& p, const TraceTarget* t, uint32_t n) {
-  p.trace_simple = n == 1 && t[0].root && !t[0].threads && t[0].metric == uint16_t(proto::Metric::kRegionEvent);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (t[i].metric == uint16_t(proto::Metric::kRegionEvent)) continue;
-    p.trace_values = 1;
-    if (t[i].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
+// One accepted request, as the kind compilers build its targets.
+struct Accepted {
+  const GatheredRequest& request;
+  const Claim& claim;
+  uint16_t reading;  // kReading: its index among all readings
+  bool paused;       // keeps its results, measures nothing until resumed
+};
+
+// Whether request kind `kind` can carry values of `value`: the structure
+// of a record, checked before its source looks at it (a record that fails
+// is corrupt: no tool writes it).
+bool kind_takes(uint32_t kind, ValueKind value) {
+  if (value == ValueKind::kOwned) return true;  // the source checks its own
+  switch (RequestKind(kind)) {
+    case RequestKind::kAggregate:
+    case RequestKind::kProfile:
+      return value == ValueKind::kTime || value == ValueKind::kCount || value == ValueKind::kReading;
+    case RequestKind::kTrace:
+      return true;
+    case RequestKind::kHistogram:  // the core keeps no histograms: only a source that owns its requests
+      return false;
   }
+  return false;
 }
 
-// Rebuilds the per-region plans from the request table. Called only by the
-// control thread while every application thread is quiescent.
-void apply_requests() {
-  const proto::View& v = g.view;
-  const uint32_t nreg = uint32_t(g.region_first.size());
-  const uint32_t nthreads = std::min(g.next_thread.load(), v.g.max_threads);
+struct Compiler {
+  const PlanLimits& limits;
+  CompiledPlan& out;
+  std::vector<uint8_t> slice_used;
 
-  std::vector<std::vector<AggTarget>> agg(nreg);
-  std::vector<std::vector<uint32_t>> prof(nreg);
-  std::vector<std::vector<TraceTarget>> trace(nreg);
-  std::vector<uint32_t> all_slices;
-  std::vector<TraceTarget> all_trace;  // for regions published after this release
-  uint32_t trace_slots = 0;
-  std::vector<std::string> events;
-  // Counter requests need PAPI in this process; initialised at the first
-  // release that has one, so time-only sessions never pay for it.
-  for (uint32_t r = 0; r < v.g.max_requests && g.counters_ok; ++r) {
-    const proto::RequestRecord* rec = v.request(r);
-    if (sync::load(rec->state) == uint32_t(proto::RequestState::kActive) &&
-        sync::load(rec->metric) == uint32_t(proto::Metric::kCounter)) {
-      std::string why;
-      if (!papi::init(why)) {
-        g.counters_ok = false;
-        note_error("counter requests rejected: %s", why.c_str());
-      }
-      break;
+  // Structural checks of one kind that do not depend on the source:
+  // a profile's slice, a trace's slot.
+  bool room_for(const proto::RequestRecord& rec) const {
+    switch (RequestKind(rec.kind)) {
+      case RequestKind::kProfile:
+        return rec.profile_slice < limits.geometry.max_profile_slices && !slice_used[rec.profile_slice];
+      case RequestKind::kTrace:
+        return out.trace_slots < proto::kMaxTraceRequests && limits.geometry.trace_records > 0;
+      default:
+        return true;
     }
   }
-  std::vector<uint8_t> slice_used(v.g.max_profile_slices, 0);
-  std::vector<CacheRequest> cache_requests;  // simulated cache events: cache.cpp validates and applies them
-  // Request slots whose REGION_EVENT instances still open on a thread stay
-  // open (the same request as before); the others' are forgotten.
-  std::vector<uint8_t> keep_trace_open(v.g.max_requests, 0);
+
+  void aggregate(const Accepted& a) {
+    const GatheredRequest& q = a.request;
+    if (q.input.fresh) out.resets.push_back({Reset::What::kAggregate, q.input.slot});
+    if (a.paused) return;
+    const AggTarget t{q.input.slot, uint8_t(a.claim.kind), uint8_t(a.claim.compensable ? 1 : 0), a.reading};
+    for (uint32_t region : q.input.regions) out.aggs[region].push_back(t);
+  }
+
+  void profile(const Accepted& a) {
+    const GatheredRequest& q = a.request;
+    const proto::RequestRecord& rec = q.input.record;
+    const uint32_t slice = rec.profile_slice;
+    slice_used[slice] = 1;
+    out.slice_set[slice] = true;
+    out.slice_value[slice] = {q.input.slot, uint8_t(a.claim.kind), uint8_t(a.claim.compensable ? 1 : 0), a.reading};
+    out.slice_callpath[slice] = (rec.flags & proto::kRequestCallpath) && limits.geometry.max_edges > 0;
+    out.slice_unwind[slice] = out.slice_callpath[slice] && (rec.flags & proto::kRequestUnwind);
+    if (out.slice_unwind[slice] && !limits.unwind_available) {
+      out.slice_unwind[slice] = false;
+      out.unwind_wanted_but_absent = true;
+    }
+    out.slice_compensate[slice] = a.claim.compensable;
+    if (q.input.fresh) {
+      out.resets.push_back({Reset::What::kProfile, slice});
+      if (out.slice_callpath[slice]) out.resets.push_back({Reset::What::kEdges, slice});
+    }
+    if (a.paused) return;
+    for (uint32_t region : q.input.regions) out.slices[region].push_back(slice);
+    if (rec.flags & proto::kRequestAllRegions) out.all_slices.push_back(slice);
+  }
+
+  // Trace records go to the rings; nothing to reset. The regions this
+  // request names are roots; with subregions, every other region is
+  // traced inside an instance of one.
+  void trace(const Accepted& a) {
+    const GatheredRequest& q = a.request;
+    const proto::RequestRecord& rec = q.input.record;
+    out.keep_trace_open[q.input.slot] = !q.input.fresh && a.claim.kind == ValueKind::kEvent;
+    const uint32_t slot = out.trace_slots++;
+    const bool filtered = rec.flags & proto::kRequestThreadFilter;
+    if (filtered) std::memcpy(out.trace_threads[slot], q.threads, sizeof q.threads);
+    out.trace_filtered[slot] = filtered;
+    const TraceTarget base{uint16_t(q.input.slot), uint8_t(slot), 0, uint16_t(a.claim.kind), a.reading,
+                           filtered ? out.trace_threads[slot] : nullptr};
+    std::vector<uint8_t> root(out.regions, 0);
+    for (uint32_t region : q.input.regions) root[region] = 1;
+    const bool subregions = !(rec.flags & proto::kRequestNoSubregions);
+    for (uint32_t region = 0; region < out.regions; ++region) {
+      if (!root[region] && !subregions) continue;
+      TraceTarget t = base;
+      t.root = root[region];
+      out.traces[region].push_back(t);
+    }
+    if ((rec.flags & proto::kRequestAllRegions) || subregions) {
+      TraceTarget t = base;
+      t.root = (rec.flags & proto::kRequestAllRegions) ? 1 : 0;
+      out.all_traces.push_back(t);
+    }
+  }
+};
+
+// The request kinds the core compiles, one entry each.
+struct KindCompiler {
+  RequestKind kind;
+  void (Compiler::*compile)(const Accepted&);
+};
+constexpr KindCompiler kKindCompilers[] = {
+    {RequestKind::kAggregate, &Compiler::aggregate},
+    {RequestKind::kProfile, &Compiler::profile},
+    {RequestKind::kTrace, &Compiler::trace},
+};
+
+}  // namespace
+
+std::vector<GatheredRequest> gather_requests(const proto::View& v, uint32_t nreg) {
+  std::vector<GatheredRequest> out;
   for (uint32_t r = 0; r < v.g.max_requests; ++r) {
-    proto::RequestRecord rec;
-    std::memcpy(&rec, v.request(r), sizeof rec);  // one fetch, then validate the copy
+    GatheredRequest q;
+    std::memcpy(&q.input.record, v.request(r), sizeof q.input.record);  // one fetch, then validate the copy
+    const proto::RequestRecord& rec = q.input.record;
     if (rec.state != uint32_t(proto::RequestState::kActive)) continue;
-    if (rec.metric == uint32_t(proto::Metric::kCacheEvent)) {
-      CacheRequest& q = cache_requests.emplace_back(CacheRequest{r, rec, {}});
-      if (rec.flags & proto::kRequestAllRegions) {
-        for (uint32_t region = 0; region < nreg; ++region) q.regions.push_back(region);
-      } else {
-        for_each_requested_region(v, r, nreg, [&](uint32_t region) { q.regions.push_back(region); });
-      }
-      continue;
-    }
-    proto::RequestAck* ack = v.request_ack(r);
-    uint16_t event = 0;
-    const bool is_trace = rec.kind == uint32_t(proto::RequestKind::kTrace);
-    bool ok = (rec.metric <= uint32_t(proto::Metric::kCounter) ||
-               (is_trace && rec.metric == uint32_t(proto::Metric::kRegionEvent))) &&
-              (rec.kind == uint32_t(proto::RequestKind::kAggregate) ||
-               (is_trace && trace_slots < proto::kMaxTraceRequests && v.g.trace_records > 0) ||
-               (rec.kind == uint32_t(proto::RequestKind::kProfile) &&
-                rec.profile_slice < v.g.max_profile_slices && !slice_used[rec.profile_slice]));
-    const bool paused = rec.flags & proto::kRequestPaused;
-    if (ok && rec.metric == uint32_t(proto::Metric::kCounter)) {
-      // The event name: terminated inside its field, printable, not empty.
-      const size_t len = strnlen(rec.event, sizeof rec.event);
-      ok = len > 0 && len < sizeof rec.event;
-      for (size_t i = 0; ok && i < len; ++i) ok = rec.event[i] > ' ' && rec.event[i] < 127;
-      if (ok) {
-        const std::string name(rec.event, len);
-        size_t e = 0;
-        while (e < events.size() && events[e] != name) ++e;
-        if (e == events.size() && !paused) {
-          if (events.size() < papi::kMaxEvents)
-            events.push_back(name);
-          else
-            ok = false;  // the tool enforces the budget; a record beyond it is not ours
-        }
-        event = uint16_t(e);
-      }
-      if (ok && !g.counters_ok) {
-        ack->status = 1;  // rejected: PAPI could not be initialised (last_error says why)
-        sync::store(ack->applied_generation, rec.generation);
-        continue;
-      }
-    }
-    if (!ok) {
-      if (ack->status == 0 || ack->applied_generation != rec.generation) {
-        sync::store(app().bad_requests, sync::load(app().bad_requests) + 1);
-        note_error("ignoring corrupt request record %u", r);
-      }
-      ack->status = 1;
-      sync::store(ack->applied_generation, rec.generation);
-      continue;
-    }
-    const bool fresh = sync::load(ack->applied_generation) != rec.generation || ack->status != 0;
-    const uint32_t compensate = (rec.flags & proto::kRequestNoCompensation) ? 0 : 1;
-    if (is_trace) {
-      // Trace records go to the rings; nothing to reset. The regions this
-      // request names are roots; with subregions, every other region is
-      // traced inside an instance of one.
-      keep_trace_open[r] = !fresh && rec.metric == uint32_t(proto::Metric::kRegionEvent);
-      const uint32_t slot = trace_slots++;
-      const uint64_t* threads = nullptr;
-      if (rec.flags & proto::kRequestThreadFilter) {
-        for (uint32_t w = 0; w < proto::kThreadMaskWords; ++w)
-          g.trace_threads[slot][w] = sync::load(v.request_threads(r)[w], std::memory_order_relaxed);
-        threads = g.trace_threads[slot];
-      }
-      const TraceTarget base{uint16_t(r), uint8_t(slot), 0, uint16_t(rec.metric), event, threads};
-      std::vector<uint8_t> root(nreg, 0);
-      if (rec.flags & proto::kRequestAllRegions) {
-        root.assign(nreg, 1);
-      } else {
-        for_each_requested_region(v, r, nreg, [&](uint32_t region) { root[region] = 1; });
-      }
-      const bool subregions = !(rec.flags & proto::kRequestNoSubregions);
-      for (uint32_t region = 0; region < nreg; ++region) {
-        if (!root[region] && !subregions) continue;
-        TraceTarget t = base;
-        t.root = root[region];
-        trace[region].push_back(t);
-      }
-      if (rec.flags & proto::kRequestAllRegions || subregions) {
-        TraceTarget t = base;
-        t.root = (rec.flags & proto::kRequestAllRegions) ? 1 : 0;
-        all_trace.push_back(t);
-      }
-      ack->status = 0;
-      sync::store(ack->applied_generation, rec.generation);
-      continue;
-    }
-    if (rec.kind == uint32_t(proto::RequestKind::kProfile)) {
-      slice_used[rec.profile_slice] = 1;
-      g.slice_metric[rec.profile_slice] = {r, uint8_t(rec.metric), uint8_t(compensate), event};
-      g.slice_callpath[rec.profile_slice] = (rec.flags & proto::kRequestCallpath) && v.g.max_edges > 0;
-      g.slice_unwind[rec.profile_slice] = g.slice_callpath[rec.profile_slice] && (rec.flags & proto::kRequestUnwind);
-      if (g.slice_unwind[rec.profile_slice] && !unwind_available()) {
-        g.slice_unwind[rec.profile_slice] = false;
-        static bool noted = false;
-        if (!noted) note_error("this libmonitor was built without libunwind: callers are regions only, not unwound");
-        noted = true;
-      }
-      g.slice_compensate[rec.profile_slice] = compensate;
-      if (fresh)
-        for (uint32_t t = 0; t < nthreads; ++t) {
-          std::memset(v.profile_row(rec.profile_slice, t), 0, sizeof(proto::ProfileSlot) * nreg);
-          if (g.slice_callpath[rec.profile_slice])
-            std::memset(v.edge_row(rec.profile_slice, t), 0, sizeof(proto::EdgeSlot) * v.g.max_edges);
-        }
-    } else if (fresh) {
-      for (uint32_t t = 0; t < nthreads; ++t) std::memset(v.aggregate(t, r), 0, sizeof(proto::AggregateSlot));
-    }
-    if (paused) {  // keeps its results, measures nothing until resumed
-      ack->status = 0;
-      sync::store(ack->applied_generation, rec.generation);
-      continue;
-    }
+    q.input.slot = r;
+    const proto::RequestAck* ack = v.request_ack(r);
+    q.acked_generation = sync::load(ack->applied_generation);
+    q.acked_status = sync::load(ack->status);
+    q.input.fresh = q.acked_generation != rec.generation || q.acked_status != 0;
     if (rec.flags & proto::kRequestAllRegions) {
-      for (uint32_t region = 0; region < nreg; ++region) {
-        if (rec.kind == uint32_t(proto::RequestKind::kProfile))
-          prof[region].push_back(rec.profile_slice);
-        else
-          agg[region].push_back({r, uint8_t(rec.metric), uint8_t(compensate), event});
-      }
-      if (rec.kind == uint32_t(proto::RequestKind::kProfile)) all_slices.push_back(rec.profile_slice);
-      ack->status = 0;
-      sync::store(ack->applied_generation, rec.generation);
+      q.input.regions.resize(nreg);
+      for (uint32_t region = 0; region < nreg; ++region) q.input.regions[region] = region;
+    } else {
+      for_each_requested_region(v, r, nreg, [&](uint32_t region) { q.input.regions.push_back(region); });
+    }
+    if (rec.flags & proto::kRequestThreadFilter)
+      for (uint32_t w = 0; w < proto::kThreadMaskWords; ++w)
+        q.threads[w] = sync::load(v.request_threads(r)[w], std::memory_order_relaxed);
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+CompiledPlan compile_requests(std::vector<GatheredRequest>& requests, const PlanLimits& limits,
+                              const proto::View* view) {
+  CompiledPlan out;
+  out.regions = limits.regions;
+  out.aggs.resize(limits.regions);
+  out.slices.resize(limits.regions);
+  out.traces.resize(limits.regions);
+  out.keep_trace_open.assign(limits.geometry.max_requests, 0);
+  Compiler c{limits, out, std::vector<uint8_t>(limits.geometry.max_profile_slices, 0)};
+  const ReleaseContext ctx{view, limits.regions, limits.threads};
+  for_each_source_with(&MeasurementSource::begin_release,
+                       [&](uint32_t, const MeasurementSource& s) { s.begin_release(ctx); });
+
+  // Claims first: each source's reading indices are known only once every
+  // request has been claimed.
+  struct Claimed {
+    GatheredRequest* request;
+    int32_t source;
+    Claim claim;
+  };
+  std::vector<Claimed> claimed;
+  for (GatheredRequest& q : requests) {
+    const proto::RequestRecord& rec = q.input.record;
+    Ack ack{q.input.slot, rec.generation, false, true, ""};
+    const int32_t s = source_for_metric(rec.metric);
+    if (s >= 0 && source(uint32_t(s)).kind == ValueKind::kOwned) {
+      out.owned[s].push_back(q.input);  // checked and acknowledged by the source (compile_owned)
       continue;
     }
-    for_each_requested_region(v, r, nreg, [&](uint32_t region) {
-      if (rec.kind == uint32_t(proto::RequestKind::kProfile))
-        prof[region].push_back(rec.profile_slice);
-      else
-        agg[region].push_back({r, uint8_t(rec.metric), uint8_t(compensate), event});
-    });
-    ack->status = 0;
-    sync::store(ack->applied_generation, rec.generation);
-  }
-
-  // The time kinds are measured a second time at the first release (the
-  // smaller value is kept), before the counter kind, which builds on the
-  // timer kind. The overhead of regions that read counters depends on the
-  // events: the counter kind is calibrated for this list (once per list).
-  // Both borrow the plan globals and give them back.
-  confirm_time_calibration();
-  if (!events.empty() && g.counters_ok) calibrate_counters(events);
-
-  // Regions open on some thread's stack stay armed so their exits pop frames.
-  std::vector<uint8_t> open(nreg, 0);
-  for (uint32_t t = 0; t < nthreads; ++t) {
-    ThreadState* ts = g.threads[t].load(std::memory_order_acquire);
-    if (!ts) continue;
-    trace_forget_open(ts, keep_trace_open);
-    for (uint32_t i = 0; i < ts->depth; ++i) {
-      const int32_t region = ts->frames[i].region == kHiddenRegion ? ts->hidden_region : ts->frames[i].region;
-      if (uint32_t(region) < nreg) open[region] = 1;
+    if (s < 0 || !c.room_for(rec) || !kind_takes(rec.kind, source(uint32_t(s)).kind)) {
+      out.acks.push_back(ack);  // unknown metric, kind or slot, or a metric the kind cannot carry
+      continue;
     }
-  }
-
-  std::vector<uint8_t> region_cache(nreg, 0);
-  cache_apply(cache_requests, nthreads, region_cache);
-  apply_tool_overhead();  // after every calibration this release may have made
-
-  std::vector<uint8_t> counters_before(nreg, 0), measure_before(nreg, 0);
-  for (uint32_t i = 0; i < nreg && i < g.plans.size(); ++i) {
-    counters_before[i] = g.plans[i].counters;
-    measure_before[i] = g.plans[i].measure;
-  }
-  g.plans.assign(nreg, RegionPlan{});
-  g.plan_aggs.clear();
-  g.plan_slices.clear();
-  g.plan_traces.clear();
-  for (uint32_t i = 0; i < nreg; ++i) {
-    RegionPlan& p = g.plans[i];
-    p.trace_begin = uint32_t(g.plan_traces.size());
-    p.n_trace = uint16_t(trace[i].size());
-    g.plan_traces.insert(g.plan_traces.end(), trace[i].begin(), trace[i].end());
-    derive_trace_plan(p, trace[i].data(), p.n_trace);
-    p.agg_begin = uint32_t(g.plan_aggs.size());
-    p.n_agg = uint16_t(agg[i].size());
-    g.plan_aggs.insert(g.plan_aggs.end(), agg[i].begin(), agg[i].end());
-    p.prof_begin = uint32_t(g.plan_slices.size());
-    p.n_prof = uint16_t(prof[i].size());
-    g.plan_slices.insert(g.plan_slices.end(), prof[i].begin(), prof[i].end());
-    p.measure = (p.n_agg + p.n_prof) > 0 || p.trace_values;
-    // Before the first release every thread is parked at its first event
-    // (the gate): nothing can be open without a frame yet.
-    p.measure_new = p.measure && !measure_before[i] && g.releases > 1;
-    for (const auto& t : agg[i])
-      if (t.metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
-    bool callpath = false;
-    for (uint32_t slice : prof[i]) {
-      if (g.slice_metric[slice].metric == uint16_t(proto::Metric::kCounter)) p.counters = 1;
-      callpath |= g.slice_callpath[slice];
-      p.unwind |= g.slice_unwind[slice];
+    const MeasurementSource& src = source(uint32_t(s));
+    Claim claim = src.claim ? src.claim(q.input, ctx) : Claim{src.kind};
+    if (claim.refused) {
+      ack.corrupt = claim.corrupt;
+      if (!claim.corrupt) ack.note = claim.refused;
+      out.acks.push_back(ack);
+      continue;
     }
-    p.cache = region_cache[i];
-    p.armed = p.measure || p.n_trace || open[i] || int32_t(i) == g.breakpoint || p.cache;
-    set_plan_overhead(p, callpath);
+    claimed.push_back({&q, s, claim});
+    // A later request of the same kind must find its slice or slot taken.
+    if (rec.kind == uint32_t(RequestKind::kProfile)) c.slice_used[rec.profile_slice] = 1;
+    if (rec.kind == uint32_t(RequestKind::kTrace)) ++out.trace_slots;
   }
-  bool counters_moved = false;  // a region starts or stops reading counters
-  for (uint32_t i = 0; i < nreg; ++i) counters_moved |= counters_before[i] != g.plans[i].counters;
-  if (events != g.events || counters_moved) {
-    // A new list: every thread rebuilds its event set at its next event,
-    // and no frame opened before can pair its values with the new ones.
-    g.events = events;
-    ++g.events_generation;
-    for (uint32_t t = 0; t < nthreads; ++t)
-      if (ThreadState* ts = g.threads[t].load(std::memory_order_acquire))
-        ts->fixup.store(1, std::memory_order_relaxed);
+  std::fill(c.slice_used.begin(), c.slice_used.end(), 0);
+  out.trace_slots = 0;
+
+  // Readings: each reading source's list, one after the other. A source
+  // whose list does not fit behind the others' gets none: its requests are
+  // refused (one source alone is held to kMaxReadings by its claims).
+  uint32_t base[kMaxSources] = {};
+  bool fits[kMaxSources] = {};
+  uint32_t readings = 0;
+  for_each_source_with(&MeasurementSource::reading_names, [&](uint32_t i, const MeasurementSource& s) {
+    const std::vector<std::string>& names = s.reading_names();
+    base[i] = readings;
+    fits[i] = readings + names.size() <= kMaxReadings;
+    if (names.empty() || !fits[i]) return;
+    out.readers[out.n_readers++] = {uint8_t(i), uint8_t(readings), uint8_t(names.size())};
+    out.reading_list.insert(out.reading_list.end(), names.begin(), names.end());
+    readings += uint32_t(names.size());
+  });
+
+  for (const Claimed& k : claimed) {
+    const proto::RequestRecord& rec = k.request->input.record;
+    if (k.claim.kind == ValueKind::kReading && !fits[k.source]) {
+      out.acks.push_back({k.request->input.slot, rec.generation, false, false,
+                          "more readings at once than a frame holds (8): request refused"});
+      continue;
+    }
+    const Accepted a{*k.request, k.claim, uint16_t(base[k.source] + k.claim.reading),
+                     (rec.flags & proto::kRequestPaused) != 0};
+    for (const KindCompiler& kc : kKindCompilers)
+      if (uint32_t(kc.kind) == rec.kind) (c.*kc.compile)(a);
+    out.acks.push_back({k.request->input.slot, rec.generation, true, false, ""});
   }
-  g.all_prof_begin = uint32_t(g.plan_slices.size());
-  g.all_prof_count = uint16_t(all_slices.size());
-  g.plan_slices.insert(g.plan_slices.end(), all_slices.begin(), all_slices.end());
-  g.all_trace_begin = uint32_t(g.plan_traces.size());
-  g.all_trace_count = uint16_t(all_trace.size());
-  g.plan_traces.insert(g.plan_traces.end(), all_trace.begin(), all_trace.end());
-  reserve_plans();
-  g.aggs = g.plan_aggs.data();
-  g.slices = g.plan_slices.data();
-  g.traces = g.plan_traces.data();
+  return out;
+}
+
+void derive_trace_plan(RegionPlan& p, const TraceTarget* t, uint32_t n) {
+  p.trace_simple = n == 1 && t[0].root && !t[0].threads && t[0].kind == uint16_t(ValueKind::kEvent);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (t[i].kind == uint16_t(ValueKind::kEvent)) continue;
+    p.trace_values = 1;
+    if (t[i].kind == uint16_t(ValueKind::kReading)) p.readings = 1;
+  }
 }
 
 }  // namespace mri::monitor

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <ctime>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 
 namespace mri::monitor {
@@ -40,7 +39,7 @@ bool program_threads_gone(pid_t control_tid) {
   bool gone = true;
   while (const dirent* e = readdir(dir)) {
     const pid_t tid = pid_t(std::atoi(e->d_name));
-    if (tid <= 0 || tid == control_tid || tid == cache_worker_tid()) continue;
+    if (tid <= 0 || tid == control_tid || sources_own_thread(tid)) continue;
     const char state = task_state(tid);
     if (state != 0 && state != 'Z' && state != 'X') {
       gone = false;

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
+#include "plan.h"
 #include "mri_timer.h"
 
 namespace mri::monitor {
@@ -123,6 +123,7 @@ void publish_once(bool at_end) {
     for (auto* d : g.descriptors)
       if (d->type != MRI_REGION_PROGRAM) publish_region(d);
     data_publish_pending();
+    sources_publish();
     g.plans.assign(g.region_first.size(), RegionPlan{});
     reserve_plans();
     g.published = true;
@@ -247,7 +248,7 @@ int register_region_locked(Monitor_Region_Descriptor* d) {
     bool callpath = false;
     for (uint32_t k = 0; k < p.n_prof; ++k) {
       const uint32_t slice = g.slices[p.prof_begin + k];
-      if (g.slice_metric[slice].metric == uint16_t(mri::proto::Metric::kCounter)) p.counters = 1;
+      if (g.slice_value[slice].kind == uint8_t(ValueKind::kReading)) p.readings = 1;
       callpath |= g.slice_callpath[slice];
       p.unwind |= g.slice_unwind[slice];
     }

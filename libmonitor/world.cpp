@@ -13,7 +13,6 @@
 #include <mutex>
 #include <vector>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 
@@ -102,7 +101,7 @@ EndWait wait_for_running_threads_to_park() {
       if (state == 'R' || (state == 'D' && !late)) ++running;
     }
     if (late) return {running, 0};
-    if (running > 0 || cache_batches_in_flight() > 0) {
+    if (running > 0 || sources_busy() > 0) {
       busy_at = now;
       quiet_looks = 0;
     } else if (++quiet_looks >= kEndQuietLooks && now - busy_at >= kEndQuietNs) {
@@ -129,17 +128,12 @@ void stop_world_for_an_end() {
   arm_all(1);
   quiesce(nullptr);
   const EndWait wait = wait_for_running_threads_to_park();
-  // What such a thread recorded for the cache simulator since its last
-  // event is lost (the ending thread cannot reach its buffer): say so.
-  if (!g.cache_recording.load(std::memory_order_relaxed)) return;
-  if (wait.late > 0)
-    note_error("the end gave up after %llu ms on %u thread%s still running program code: the references each "
-               "recorded since its last event (up to 4096) are not simulated",
-               static_cast<unsigned long long>(kEndParkWaitNs / 1'000'000), wait.late, wait.late == 1 ? "" : "s");
-  else if (wait.passed > 0)
-    note_error("the end passed %u thread%s that ran during its wait and then did not run for %llu ms: the references "
-               "each recorded since its last event (up to 4096) may not be simulated",
-               wait.passed, wait.passed == 1 ? "" : "s", static_cast<unsigned long long>(kEndQuietNs / 1'000'000));
+  // What such a thread recorded since its last event, and has not handed
+  // over to a source, is lost (the ending thread cannot reach it): the
+  // sources say what that costs them.
+  if (wait.late > 0 || wait.passed > 0)
+    sources_threads_not_waited_for(wait.late, wait.passed, uint32_t(kEndParkWaitNs / 1'000'000),
+                                   uint32_t(kEndQuietNs / 1'000'000));
 }
 
 void for_each_thread(void (*fn)(ThreadState*)) {
