@@ -418,13 +418,6 @@ uint64_t total(const sim::Hierarchy* h, const TargetThread& tt) {
   return sum;
 }
 
-// The thread's sequence word over its result rows (as in hot_path.cpp).
-inline void seq_begin(uint32_t* seq) {
-  sync::store(*seq, *seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-}
-inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
-
 void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, const Target& t,
                      const TargetThread& tt) {
   uint64_t* sums = ct->sums.data();
@@ -727,14 +720,9 @@ void aggregate_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, T
   if (tt.starts.empty()) return;
   const uint64_t value = total(h, tt) - tt.starts.back();
   tt.starts.pop_back();
-  proto::AggregateSlot* s = ts->agg_row + t.slot;
-  seq_begin(ts->seq);
   // Event counts: nothing to compensate, the comp_ fields equal the raw ones.
-  if (~value > s->not_min) s->not_min = s->not_comp_min = ~value;
-  if (value > s->max) s->max = s->comp_max = value;
-  s->sum += value;
-  s->comp_sum += value;
-  s->count += 1;
+  seq_begin(ts->seq);
+  add_to_aggregate(ts->agg_row + t.slot, value, value, value);
   seq_end(ts->seq);
 }
 

@@ -182,7 +182,8 @@ __attribute__((noinline)) void enter_readings(ThreadState* ts, Frame& f) {
 }
 
 // The before_event() of the sources in `sources` (Global::before_event_sources).
-__attribute__((noinline)) void run_before_event(uint8_t sources) {
+__attribute__((noinline)) void run_before_event() {
+  uint8_t sources = g.before_event_sources.load(std::memory_order_relaxed);
   while (sources) {
     source(uint32_t(__builtin_ctz(sources))).before_event();
     sources &= uint8_t(sources - 1);
@@ -191,13 +192,15 @@ __attribute__((noinline)) void run_before_event(uint8_t sources) {
 
 // The enter() and exit() of the sources that measure requests at a region
 // themselves (RegionPlan::hooks).
-__attribute__((noinline)) void hooks_enter(ThreadState* ts, uint8_t hooks, uint32_t region) {
+__attribute__((noinline)) void hooks_enter(ThreadState* ts, uint32_t region) {
+  uint8_t hooks = g.plan[region].hooks;
   while (hooks) {
     source(uint32_t(__builtin_ctz(hooks))).enter(ts, region);
     hooks &= uint8_t(hooks - 1);
   }
 }
-__attribute__((noinline)) void hooks_exit(ThreadState* ts, uint8_t hooks, uint32_t region) {
+__attribute__((noinline)) void hooks_exit(ThreadState* ts, uint32_t region) {
+  uint8_t hooks = g.plan[region].hooks;
   while (hooks) {
     source(uint32_t(__builtin_ctz(hooks))).exit(ts, region);
     hooks &= uint8_t(hooks - 1);
@@ -419,12 +422,6 @@ __attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, 
 
 inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-inline void seq_begin(uint32_t* seq) {
-  sync::store(*seq, *seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-}
-inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
-
 // `delta`: the readings' increase over the instance, nullptr when they were
 // not read (then reading requests get nothing from this instance).
 // Readings=false: the region's plan has no reading request; this
@@ -448,29 +445,15 @@ __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const Reg
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
     proto::AggregateSlot* s = ts->agg_row + a[i].request;
-    // cv: the instance's compensated value, at least 0 (its minimum and
-    // maximum); csum: what it adds to the compensated sum, unclamped as in
-    // profiles (signed modulo 2^64), so that a SUM or AVG over a region is
-    // its profile's compensated inclusive time (before 2026-11-29 the sum
-    // took the clamped values, 17% more than the profile over short
-    // children).
+    // cv: the instance's compensated value, at least 0; csum: what it adds
+    // to the compensated sum, unclamped (add_to_aggregate, results.h).
     uint64_t v = dt, cv = a[i].compensate ? dt - std::min(dt, own) : dt, csum = a[i].compensate ? dt - own : dt;
     if (a[i].kind == uint8_t(ValueKind::kCount)) v = cv = csum = 1;
     if (Readings && a[i].kind == uint8_t(ValueKind::kReading)) {
       if (!delta) continue;
       v = cv = csum = delta[a[i].reading] > 0 ? uint64_t(delta[a[i].reading]) : 0;
     }
-    // Minima are kept complemented: zeroed memory is "none yet", so there
-    // is no first-instance test (0.4 ns a pair).
-    // Branches, not conditional moves: a predicted branch breaks the chain
-    // through memory from one instance to the next (cmov: +4 ns a pair).
-    if (~v > s->not_min) s->not_min = ~v;
-    if (v > s->max) s->max = v;
-    if (~cv > s->not_comp_min) s->not_comp_min = ~cv;
-    if (cv > s->comp_max) s->comp_max = cv;
-    s->sum += v;
-    s->comp_sum += csum;
-    s->count += 1;
+    add_to_aggregate(s, v, cv, csum);
   }
   for (uint32_t i = 0; i < p.n_prof; ++i) {
     const uint32_t slice = g.slices[p.prof_begin + i];
@@ -551,7 +534,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   // enter_monitor(), as at an exit: a thread that parks there (a stop)
   // has handed them over, and an end of monitoring meanwhile, on another
   // thread, counts them in the instances it ends.
-  if (const uint8_t b = g.before_event_sources.load(std::memory_order_relaxed); MRI_UNLIKELY(b)) run_before_event(b);
+  if (MRI_UNLIKELY(g.before_event_sources.load(std::memory_order_relaxed))) run_before_event();
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
@@ -588,7 +571,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.start = ticks();  // last: the monitor's own work is outside the region's time
     }
   }
-  if (MRI_UNLIKELY(g.plan[id].hooks)) hooks_enter(ts, g.plan[id].hooks, id);  // sources measuring here themselves
+  if (MRI_UNLIKELY(g.plan[id].hooks)) hooks_enter(ts, id);  // sources measuring here themselves
   leave(ts);
 }
 
@@ -710,7 +693,7 @@ __attribute__((noinline)) bool exit_unusual(ThreadState* ts, uint32_t id, uint64
 extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   // The instance's last references, simulated inside its interval (before
   // the timestamp), so that their simulation is compensated in it.
-  if (const uint8_t b = g.before_event_sources.load(std::memory_order_relaxed); MRI_UNLIKELY(b)) run_before_event(b);
+  if (MRI_UNLIKELY(g.before_event_sources.load(std::memory_order_relaxed))) run_before_event();
   const uint64_t before = ticks();  // first: the monitor's own work is outside the region's time
   ThreadState* ts = enter_monitor();
   if (!ts) return;
@@ -732,7 +715,7 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
     matched = exit_unusual(ts, id, now);
   // (A region armed only to be traced, or as the breakpoint, has no frame.)
   if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
-  if (MRI_UNLIKELY(p.hooks)) hooks_exit(ts, p.hooks, id);  // sources measuring here themselves
+  if (MRI_UNLIKELY(p.hooks)) hooks_exit(ts, id);  // sources measuring here themselves
   // An exit without an enter is ignored, also as the end of the breakpoint
   // (a program's stray exit); except the first such exit on a thread after
   // the release that gave the region its frames: the instance the tool
@@ -781,7 +764,7 @@ void measure_open_instances(ThreadState* ts, uint64_t now, bool own_thread) {
     const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);
     const RegionPlan& p = g.plan[id];
     pop_and_measure(ts, id, now);
-    if (p.hooks) hooks_exit(ts, p.hooks, id);
+    if (p.hooks) hooks_exit(ts, id);
   }
 }
 

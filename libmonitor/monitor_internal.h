@@ -29,6 +29,7 @@
 #include "mri_monitor.h"
 #include "mri_protocol.h"
 #include "mri_timer.h"
+#include "results.h"
 #include "source.h"
 
 namespace mri::monitor {
@@ -430,22 +431,6 @@ Monitor_Region_Descriptor* lasting_descriptor(const Monitor_Region_Descriptor& d
 // Monitor_Register_Region with g.control_mutex held by the caller.
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
-
-// One instance into a profile or edge slot (ProfileSlot, EdgeSlot): the
-// inclusive values only for the outermost instance of a region on the
-// thread (recursion counts once). Inside the thread's sequence lock.
-template <typename Slot>
-__attribute__((always_inline)) inline void add_instance(Slot* s, uint64_t inclusive, uint64_t exclusive,
-                                                        uint64_t comp_inclusive, uint64_t comp_exclusive,
-                                                        bool outermost) {
-  s->calls += 1;
-  if (outermost) {
-    s->inclusive += inclusive;
-    s->comp_inclusive += comp_inclusive;
-  }
-  s->exclusive += exclusive;
-  s->comp_exclusive += comp_exclusive;
-}
 
 // Callpath rows (hot_path.cpp): one instance added to the edge (caller,
 // callee) of a slice (nothing where the thread's edge table is full).
