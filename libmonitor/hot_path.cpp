@@ -14,7 +14,7 @@
 
 #include "monitor_internal.h"
 #include "mri_sync.h"
-#include "mri_timer.h"
+#include "clock.h"
 
 #define MRI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MRI_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -89,7 +89,7 @@ void prepare_readings(ThreadState* ts) {
 }
 
 void park(ThreadState* ts) {
-  const uint64_t t0 = timer::now();
+  const uint64_t t0 = clock::now();
   if (ts->parked_since.load(std::memory_order_relaxed) == 0) ts->parked_since.store(t0, std::memory_order_relaxed);
   ts->in_slow.store(0, std::memory_order_release);
   for (;;) {
@@ -98,7 +98,7 @@ void park(ThreadState* ts) {
     if (m != kStopped) break;
     sync::futex_wait_private(&g.run_generation, gen, kParkPollNs);
   }
-  ts->parked_ticks += timer::now() - t0;
+  ts->parked_ticks += clock::now() - t0;
   ts->fixup.store(1, std::memory_order_relaxed);
   ts->in_slow.store(1, std::memory_order_relaxed);
   after_flag_store();

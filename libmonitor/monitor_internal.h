@@ -28,7 +28,7 @@
 
 #include "mri_monitor.h"
 #include "mri_protocol.h"
-#include "mri_timer.h"
+#include "clock.h"
 #include "results.h"
 #include "source.h"
 
@@ -445,9 +445,9 @@ void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
 bool unwind_available();
 __attribute__((noinline)) void unwind_enter(ThreadState* ts, uint32_t type, uint32_t index);
 
-// The timer backend's clock in ticks (rdtsc when calibration chose it),
+// The monitor's clock in ticks (rdtsc when calibration chose it),
 // decided by a flag on the hot cache line.
-inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer::monotonic_ticks(); }
+inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : clock::monotonic_ticks(); }
 
 // hot_path.cpp
 ThreadState* current_thread_state();

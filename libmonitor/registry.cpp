@@ -14,7 +14,7 @@
 #include "monitor_internal.h"
 #include "mri_sync.h"
 #include "plan.h"
-#include "mri_timer.h"
+#include "clock.h"
 
 namespace mri::monitor {
 namespace {
@@ -102,8 +102,8 @@ void publish_once(bool at_end) {
   std::call_once(once, [at_end] {
     if (g.mode.load() != kStopped || !g.view.base) return;
     std::lock_guard<std::mutex> lock(g.registry_mutex);
-    timer::Calibration cal = timer::calibrate();
-    g.tsc = cal.kind == timer::Kind::kTsc;
+    clock::Calibration cal = clock::calibrate();
+    g.tsc = cal.kind == clock::Kind::kTsc;
     app().ns_per_tick = cal.ns_per_tick;
     calibrate_at_start();
     sync::store(app().trace_epoch, ticks());

@@ -19,7 +19,7 @@
 
 #include "monitor_internal.h"
 #include "mri_sync.h"
-#include "mri_timer.h"
+#include "clock.h"
 
 namespace mri::monitor {
 namespace {

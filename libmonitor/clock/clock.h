@@ -1,4 +1,4 @@
-// mri_timer.h - the timer backend: EXECUTION_TIME in ticks of the invariant
+// clock.h - the monitor's clock: ticks of the invariant
 // TSC where the CPU has one, else CLOCK_MONOTONIC nanoseconds.
 //
 // Values are stored as raw ticks in the result slots and converted to
@@ -14,7 +14,7 @@
 #include <x86intrin.h>
 #endif
 
-namespace mri::timer {
+namespace mri::clock {
 
 enum class Kind : uint32_t { kTsc = 0, kMonotonic = 1 };
 
@@ -42,4 +42,4 @@ inline uint64_t now() {
   return monotonic_ticks();
 }
 
-}  // namespace mri::timer
+}  // namespace mri::clock
