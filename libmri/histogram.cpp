@@ -90,6 +90,9 @@ int refresh_data_structures() {
     if (uint64_t(rec.name_offset) + rec.name_len >= pool || rec.name_len == 0 || rec.file_id >= s.files.size() ||
         rec.bytes == 0 || rec.address + rec.bytes < rec.address)
       return fail("the application published a bad data-structure record (%u)", i);
+    if (rec.bytes > proto::kMaxDataStructureBytes)
+      return fail("the application published a data-structure record (%u) of %llu bytes, above 2^56 (no address "
+                  "space is that large)", i, (unsigned long long)rec.bytes);
     DataEntry& e = s.data.emplace_back();  // a deque: earlier entries (and their names) stay put
     e.record = rec;
     e.name.assign(v.strings() + rec.name_offset, rec.name_len);

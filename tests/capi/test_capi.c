@@ -746,6 +746,28 @@ static void test_data_structures_beyond_the_table(void **state)
     assert_string_equal(st.monitor_message, "");
 }
 
+/* A size no address space holds (a negative size cast to unsigned, whose
+ * range ends at the last byte and so does not wrap) is refused at the
+ * registration with the reason; before, it was published and its histogram
+ * layout wrapped (0 bins). */
+static void test_data_structure_of_a_negative_size(void **state)
+{
+    (void)state;
+    load("huge_data", NULL);
+    MRI_Data_Structure_Table t;
+    assert_int_equal(MRI_Get_Data_Structures(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 1);
+    assert_string_equal(t.data_structure[0].name, "fine");
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    if (!strstr(st.monitor_message, "data structure \"negative\" not registered: its size of ") ||
+        !strstr(st.monitor_message, " bytes is above 2^56, the largest address space"))
+        fail_msg("monitor_message: %s", st.monitor_message);
+}
+
 /* Names that do not fit in the name pool are published empty, and the
  * monitor says how many; a larger MRI_MAX_REGIONS brings a larger pool
  * (256 bytes a region, from 1 MiB up to 16 MiB). Before, the names were
@@ -1626,6 +1648,7 @@ int main(void)
         cmocka_unit_test_teardown(test_release_never_taken_is_not_counted, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
+        cmocka_unit_test_teardown(test_data_structure_of_a_negative_size, teardown),
         cmocka_unit_test_teardown(test_names_beyond_the_name_pool, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
@@ -1659,5 +1682,6 @@ int main(void)
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
         cmocka_unit_test_teardown(test_breakpoint_in_the_instance_stopped_inside, teardown),
     };
+    mri_test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
