@@ -929,10 +929,15 @@ int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec *data_structure, M
 /* The simulated cache hierarchy for the next MRI_Application_Load(), in the
  * simulator's syntax (simulator/README.md), e.g.
  * "L1:32K,8,64;L2:1M,16,64;L3:32M,16,64,shared;cores=4"; NULL or "" means
- * the machine's own caches (hwloc), which is also the default. Without a
- * call, MRI_CACHESIM_CONFIG in the environment at the load counts.
+ * the machine's own caches (hwloc), which is also the default. "@FILE"
+ * reads the configuration from FILE now (comments and line breaks
+ * allowed): a regular file of at most 64 KiB; the application gets its
+ * configuration, never the file's name. Without a call,
+ * MRI_CACHESIM_CONFIG in the environment at the load counts (the same
+ * forms; a file is read at the load).
  * Errors: the configuration is not valid (the message names the level,
- * field and reason). */
+ * field and reason); a file that cannot be opened, is not a regular file
+ * (a directory, a FIFO, a device) or is larger (the message names it). */
 int MRI_Set_Cache_Configuration(const char *config);
 /* The hierarchy the loaded application simulates, once a cache request has
  * been applied (before: ""), with where it came from. Writes at most

@@ -489,7 +489,11 @@ struct Layout {
   // Version 7: data structures and the cache simulator.
   uint64_t data_records;     // [kMaxDataStructures] DataRecord (application-written)
   uint64_t cache_requests;   // [max_requests] CacheRequestRecord (tool-written)
-  uint64_t cache_config;     // char[kCacheConfigBytes]: the tool's simulator configuration ("" = the machine's)
+  // char[kCacheConfigBytes]: the tool's simulator configuration text ("" =
+  // the machine's). Version 12: text only; one that starts with '@' (a file
+  // name before) is refused: the application opens no path from the
+  // segment, the tool reads a file its user names and sends its contents.
+  uint64_t cache_config;
   uint64_t cache_info;       // char[kCacheConfigBytes]: the configuration the application simulates
   uint64_t histogram_heads;  // [kMaxHistograms] HistogramHead (application-written)
   uint64_t histograms;       // [kMaxHistograms][thread][kMaxHistogramBins] uint64_t event counts

@@ -768,6 +768,73 @@ static void test_data_structure_of_a_negative_size(void **state)
         fail_msg("monitor_message: %s", st.monitor_message);
 }
 
+/* Writes `text` to `path`; fails the test when it cannot. */
+static void write_text_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) fail_msg("cannot write %s", path);
+}
+
+/* A cache configuration named "@FILE" is read by the tool, bounded: a
+ * regular file of at most 64 KiB. Anything else fails at once with one line
+ * that names the file and why (before, /dev/zero was read until the
+ * allocation failed and the tool aborted, and a FIFO blocked it for ever in
+ * open()). MRI_CACHESIM_CONFIG alike, at the load. These need no cache
+ * simulator in the program: they are the tool's checks. */
+static void test_cache_configuration_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mri_cache_config_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[64], big[64], nested[64], good[64], arg[80], want[256];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(big, sizeof big, "%s/big", dir);
+    snprintf(nested, sizeof nested, "%s/nested", dir);
+    snprintf(good, sizeof good, "%s/good", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char *text = malloc(70000);
+    assert_non_null(text);
+    memset(text, '#', 69999);
+    text[69999] = '\0';
+    write_text_file(big, text);
+    free(text);
+    write_text_file(nested, "@/dev/zero\n");
+    write_text_file(good, "# two levels\nL1:32K,8,64\nL2:1M,16,64  # private\n");
+    assert_int_equal(MRI_Init(), MRI_OK);
+    alarm(60); /* a FIFO that blocks ends the test here rather than hanging it */
+    snprintf(arg, sizeof arg, "@%s", fifo);
+    snprintf(want, sizeof want, "cache configuration \"%s\": config file '%s': not a regular file (a FIFO)", arg, fifo);
+    expect_error(MRI_Set_Cache_Configuration(arg), want);
+    expect_error(MRI_Set_Cache_Configuration("@/dev/zero"),
+                 "cache configuration \"@/dev/zero\": config file '/dev/zero': not a regular file (a character device)");
+    snprintf(arg, sizeof arg, "@%s", dir);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': not a regular file (a directory)");
+    snprintf(arg, sizeof arg, "@%s", big);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': 69999 bytes, more than the 65536 a configuration file may have");
+    snprintf(arg, sizeof arg, "@%s", nested);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': a config file cannot name another");
+    expect_error(MRI_Set_Cache_Configuration("@/nonexistent/caches"),
+                 "config file '/nonexistent/caches': cannot open: No such file or directory");
+    assert_null(strchr(MRI_Get_Error_Message(), '\n'));
+    /* The environment, at the load: the program is not started. */
+    setenv("MRI_CACHESIM_CONFIG", "@/dev/zero", 1);
+    char *argv[] = {MRI_TESTAPP, "steps", "1", "0", NULL};
+    expect_error(MRI_Application_Load(MRI_TESTAPP, argv),
+                 "MRI_CACHESIM_CONFIG \"@/dev/zero\": config file '/dev/zero': not a regular file (a character device)");
+    snprintf(arg, sizeof arg, "@%s", fifo);
+    setenv("MRI_CACHESIM_CONFIG", arg, 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, argv), "': not a regular file (a FIFO)");
+    unsetenv("MRI_CACHESIM_CONFIG");
+    alarm(0);
+    snprintf(arg, sizeof arg, "@%s", good);
+    assert_int_equal(MRI_Set_Cache_Configuration(arg), MRI_OK);
+    unlink(fifo);
+    unlink(big);
+    unlink(nested);
+    unlink(good);
+    rmdir(dir);
+}
+
 /* Names that do not fit in the name pool are published empty, and the
  * monitor says how many; a larger MRI_MAX_REGIONS brings a larger pool
  * (256 bytes a region, from 1 MiB up to 16 MiB). Before, the names were
@@ -1649,6 +1716,7 @@ int main(void)
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
         cmocka_unit_test_teardown(test_data_structure_of_a_negative_size, teardown),
+        cmocka_unit_test_teardown(test_cache_configuration_files, teardown),
         cmocka_unit_test_teardown(test_names_beyond_the_name_pool, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
