@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cachesim.h"
+#include "config_file.h"
 #include "mri.h"
 #include "mri_export.h"
 
@@ -2106,7 +2107,7 @@ void check_cache_level(const std::string& metric, int level, const std::string* 
   mri::sim::HierarchyConfig hierarchy;
   if (text.empty())
     hierarchy = mri::sim::default_config();
-  else if (!mri::sim::parse_config(text, hierarchy).empty())
+  else if (!mri::sim::parse_config_argument(text, hierarchy).empty())
     return;  // not valid: MRI_Application_Load() refuses it with the reason
   if (size_t(level) <= hierarchy.levels.size()) return;
   std::fprintf(stderr, "mri: --metric %s counts at L%d, but the simulated hierarchy (%s: %s) has %zu level%s\n",
