@@ -827,8 +827,14 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->unmatched_exits = snap.unmatched_exits;
   info->bad_requests = snap.bad_requests;
   info->counter_errors = sync::load(a.counter_errors);
-  std::memcpy(info->monitor_message, a.last_error, sizeof info->monitor_message);
-  info->monitor_message[sizeof info->monitor_message - 1] = '\0';
+  // The monitor's message; before it, what this side found corrupt in the
+  // segment, which explains results that lack records.
+  std::string message(a.last_error, strnlen(a.last_error, sizeof a.last_error));
+  if (const std::string problem = trace_problem(); !problem.empty())
+    message = message.empty() ? problem : problem + "; the monitor reported: " + message;
+  const size_t n = std::min(message.size(), sizeof info->monitor_message - 1);
+  std::memcpy(info->monitor_message, message.data(), n);
+  info->monitor_message[n] = '\0';
   const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
     child_exited();  // reaps it if it has ended since: its exit status, not 0, without MRI_Wait()

@@ -250,6 +250,7 @@ void trace_stop_collector();             // without mu; before the segment goes 
 void trace_forget_callback();            // without mu; MRI_Finalize, after trace_stop_collector
 bool trace_in_callback();                // the calling thread runs the trace call-back
 bool trace_slot_has_records(int slot);   // records of request record `slot` wait in the rings or the buffer
+std::string trace_problem();             // the first corrupt trace ring of this run, "" if none
 
 // Data structures and simulated cache events (histogram.cpp); need mu.
 int refresh_data_structures();  // reads what the application registered since the last call

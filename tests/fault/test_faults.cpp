@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "mri.h"
 #include "mri_protocol.h"
 #include "mri_sync.h"
+#include "segment_peer.h"
 
 extern char** environ;
 
@@ -303,6 +305,99 @@ TEST(RogueSegment, GarbageRequestsAreContained) {
   EXPECT_GT(seg.header()->app.bad_requests, 0u);
   EXPECT_EQ(seg.header()->app.state, uint32_t(proto::AppState::kTerminated));
   EXPECT_NE(std::string(seg.header()->app.last_error).size(), 0u);
+}
+
+// ---------------------------------------------------------------------------
+// A rogue application (or a third process on the segment): the words the
+// application writes hold values it never writes, under a real tool. Here
+// the test process plays that peer on the segment libmri attached in it
+// (tests/peer). The tool runs in a child process with a watchdog, so that
+// a hang fails the test instead of the suite.
+
+// Runs `body` in a child process; returns what it returned ("" for
+// success), or why it did not (it hung beyond limit_ms: killed; it died).
+std::string in_tool_process(int limit_ms, const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t tool = fork();
+  if (tool < 0) return "fork failed";
+  if (tool == 0) {
+    close(fds[0]);
+    const std::string verdict = body();
+    const ssize_t n = write(fds[1], verdict.data(), verdict.size());
+    _exit(n == ssize_t(verdict.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  int status = 0;
+  const bool ended = wait_for(tool, limit_ms, &status);
+  if (!ended) {
+    kill(tool, SIGKILL);
+    waitpid(tool, nullptr, 0);
+  }
+  std::string verdict;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) verdict.append(buf, size_t(n));
+  close(fds[0]);
+  if (!ended) return "the tool hung (killed after " + std::to_string(limit_ms) + " ms): " + verdict;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the tool died (status " + std::to_string(status) + ")";
+  return verdict;
+}
+
+std::string failure(const char* what) { return std::string(what) + ": " + MRI_Get_Error_Message(); }
+
+// The trace call-back of the corrupt-head test: it takes every record,
+// and at its first call after the program's end sets thread 0's ring head
+// to 2^62, far beyond the tail plus the ring's 1024 records.
+unsigned long long g_taken = 0;
+bool g_corrupted = false;
+void take_and_corrupt() {
+  MRI_Trace_Element_Spec records[256];
+  for (int n; (n = MRI_Get_Trace_Records(records, 256)) > 0;) g_taken += unsigned(n);
+  if (!g_corrupted && MRI_No_Wait() == MRI_APPLICATION_TERMINATED) {
+    *mri_test_trace_head(0) = 1ull << 62;
+    g_corrupted = true;
+  }
+}
+
+// A ring whose head is more than its capacity ahead of the tool's tail is
+// corrupt: its records are counted as discarded (what it can hold), the
+// tool says so and reads it no more. Before, the collector fed the
+// call-back one ring of garbage after another without end once the
+// program had ended, and MRI_Wait (and MRI_Finalize) never returned.
+TEST(RogueApplication, TraceRingHeadBeyondItsCapacity) {
+  const std::string verdict = in_tool_process(60000, []() -> std::string {
+    if (MRI_Init() != MRI_OK || MRI_Set_Trace_Buffer_Size(1024, 0) != MRI_OK) return failure("init");
+    char* argv[] = {const_cast<char*>(MRI_TESTAPP), const_cast<char*>("nested"), const_cast<char*>("1"),
+                    const_cast<char*>("50"), nullptr};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) return failure("load");
+    MRI_Region_Spec main_region;
+    if (MRI_Find_Region("main", &main_region) != MRI_OK) return failure("find main");
+    MRI_Runtime_Information_Spec ri = MRI_REGION_EVENT;
+    MRI_Region_Table regions{&main_region, 1};
+    if (MRI_Trace_Request(&ri, &regions, nullptr, nullptr) < 0) return failure("trace request");
+    if (MRI_Register_Call_Back_Function(take_and_corrupt) != MRI_OK) return failure("call-back");
+    if (MRI_Start() != MRI_OK) return failure("start");
+    if (MRI_Wait() != MRI_APPLICATION_TERMINATED) return failure("wait");
+    if (!g_corrupted) return "the call-back never ran after the end: the head was not corrupted";
+    const MRI_Active_Object_Spec thread{MRI_THREAD, 0};
+    MRI_Trace_Statistics st;
+    if (MRI_Get_Trace_Statistics(&thread, &st) != MRI_OK) return failure("statistics");
+    std::string problems;
+    // 50 steps of one step and two inners, main: 302 records.
+    if (g_taken != 302 || st.delivered != 302) problems += "delivered " + std::to_string(st.delivered) + ", taken " + std::to_string(g_taken) + ", not 302; ";
+    if (st.buffered != 0) problems += "buffered " + std::to_string(st.buffered) + "; ";
+    if (st.discarded != 1024) problems += "discarded " + std::to_string(st.discarded) + ", not the ring's 1024; ";
+    if (st.emitted != st.delivered + st.discarded + st.buffered) problems += "emitted does not add up; ";
+    MRI_Application_Status_Info info;
+    if (MRI_Get_Application_Status(&info) != MRI_OK) return failure("status");
+    const std::string message = info.monitor_message;
+    if (message.find("thread 0's trace ring is corrupt") == std::string::npos)
+      problems += "monitor_message does not say so: \"" + message + "\"; ";
+    if (MRI_Finalize() != MRI_OK) return failure("finalize");
+    return problems;
+  });
+  EXPECT_EQ(verdict, "");
 }
 
 // ---------------------------------------------------------------------------
