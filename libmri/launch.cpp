@@ -348,6 +348,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   sync::store(h->magic, proto::kMagic);
   s.last_cmd_seq = 0;
   s.last_cmd = proto::Command::kNone;
+  s.status_stuck = false;
   s.slot_busy.assign(geo.max_requests, 0);
   s.next_slot = 0;
   s.trace_draining.clear();  // a new segment: its rings hold no record yet

@@ -214,6 +214,7 @@ bool await_ack() {
   for (;;) {
     const uint32_t seq = sync::load(a.status_seq);
     if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return true;
+    if ((seq & 1) && s.status_stuck) return false;  // nothing will be acknowledged readably
     if (child_exited() || sync::monotonic_ns() > deadline) return false;
     sync::futex_wait_shared(const_cast<uint32_t*>(&a.status_seq), seq, 5'000'000);
   }
@@ -263,7 +264,8 @@ int wait_status(const char* name, int64_t timeout_ms) {
       v = s.view;
     }
     const uint32_t seq = sync::load(v.header()->app.status_seq);
-    const MRI_Application_Status st = current_status();
+    MRI_Application_Status st;
+    if (readable_status(&st) != MRI_OK) return MRI_Error;
     if (st != MRI_APPLICATION_RUNNING) {
       if (st == MRI_APPLICATION_TERMINATED) {
         if (ended_at_exec(snapshot().reason)) {
@@ -308,7 +310,11 @@ bool is_serial_region_type(MRI_Region_Type type) {
 }
 
 // A consistent copy of the application's status fields (they change
-// between an odd and an even status_seq).
+// between an odd and an even status_seq). A word that stays odd beyond
+// the retry (1000 yields, then 2 s) while the program lives marks the
+// run's status stuck (Session::status_stuck): later reads that find it odd
+// give up after the yields, so no call waits the 2 s again (each of them
+// did, and ten MRI_No_Wait() took 20 s).
 AppSnapshot snapshot() {
   const proto::AppControl& a = s.view.header()->app;
   AppSnapshot snap{};
@@ -321,7 +327,12 @@ AppSnapshot snapshot() {
         continue;
       }
       if (give_up == 0) give_up = sync::monotonic_ns() + 2'000'000'000ull;
-      if (child_exited() || sync::monotonic_ns() > give_up) {
+      if (s.status_stuck || child_exited()) {
+        snap.torn = true;
+        break;
+      }
+      if (sync::monotonic_ns() > give_up) {
+        s.status_stuck = true;
         snap.torn = true;
         break;
       }
@@ -357,6 +368,23 @@ MRI_Application_Status status_of(const AppSnapshot& snap) {
 MRI_Application_Status current_status() {
   if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
   return status_of(snapshot());
+}
+
+static int status_stuck_error() {
+  return fail("the application's status cannot be read: its status word has stayed odd (mid-update) for more than "
+              "2 s while the program lives (frozen inside an update, or a corrupt segment); "
+              "MRI_Application_Finish() ends it");
+}
+
+int readable_status(MRI_Application_Status* st) {
+  if (!s.loaded) {
+    *st = MRI_APPLICATION_NOT_LOADED;
+    return MRI_OK;
+  }
+  const AppSnapshot snap = snapshot();
+  *st = status_of(snap);
+  if (snap.torn && s.status_stuck && *st != MRI_APPLICATION_TERMINATED) return status_stuck_error();
+  return MRI_OK;
 }
 
 // Whether a trace request may take request record `slot`: no deleted
@@ -750,7 +778,8 @@ static int release(const MRI_Region_Spec* region) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded: call MRI_Application_Load() first");
-  const MRI_Application_Status st = current_status();
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
   if (st == MRI_APPLICATION_RUNNING) return fail("the application is running: wait for it to stop (MRI_Wait) or stop it (MRI_Stop)");
   int32_t bp = -1;
@@ -780,7 +809,8 @@ int MRI_Stop(void) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
-  const MRI_Application_Status st = current_status();
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
   if (st == MRI_APPLICATION_STOPPED) {
     clear_error();
@@ -802,8 +832,10 @@ int MRI_No_Wait(void) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   clear_error();
-  return current_status();
+  return st;
 }
 
 int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
@@ -877,6 +909,8 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
     const int32_t region = snap.region;
     if (region >= 0 && size_t(region) < s.regions.size()) info->region = s.regions[region].spec;
   }
+  // The rest of *info stays filled (pid, monitor_message): what can be known.
+  if (snap.torn && s.status_stuck && info->status != MRI_APPLICATION_TERMINATED) return status_stuck_error();
   clear_error();
   return MRI_OK;
 }

@@ -115,6 +115,11 @@ struct Session {
   std::deque<RegionEntry> regions;
   std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
+  // The application's status word stayed odd (mid-update) beyond the
+  // bounded retry while it lived (snapshot()): from then on in this run a
+  // status read that finds it odd gives up at once, and the calls that act
+  // on the status fail with status_stuck_error(). Read without mu.
+  std::atomic<bool> status_stuck{false};
   proto::Command last_cmd = proto::Command::kNone;  // sent by send_command()
   unsigned iteration = 0;                 // releases in this run
   bool rotation = false;                  // MRI_Set_Counter_Rotation
@@ -231,6 +236,9 @@ struct AppSnapshot {
 AppSnapshot snapshot();
 MRI_Application_Status status_of(const AppSnapshot& snap);
 MRI_Application_Status current_status();
+// The status for a call that acts on it: MRI_OK and *st, or MRI_Error with
+// the reason when it cannot be read (Session::status_stuck).
+int readable_status(MRI_Application_Status* st);
 
 // Thread rows the application has in use (bounded by the geometry: the
 // count comes from the untrusted segment).

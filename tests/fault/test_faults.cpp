@@ -400,6 +400,56 @@ TEST(RogueApplication, TraceRingHeadBeyondItsCapacity) {
   EXPECT_EQ(verdict, "");
 }
 
+// The application's status sequence word left odd (a writer frozen or
+// killed mid-update, or a rogue peer): the tool finds out once, within
+// its bounded retry (2 s), marks the session's status unreadable and
+// fails every later call that needs it at once, with the reason. Before,
+// every call waited the 2 s again: ten MRI_No_Wait() took 20 s, MRI_Stop()
+// 4 s.
+TEST(RogueApplication, StatusWordLeftOdd) {
+  const std::string verdict = in_tool_process(120000, []() -> std::string {
+    if (MRI_Init() != MRI_OK) return failure("init");
+    char* argv[] = {const_cast<char*>(MRI_TESTAPP), const_cast<char*>("steps"), const_cast<char*>("3"),
+                    const_cast<char*>("1"), nullptr};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) return failure("load");
+    unsigned* seq = mri_test_status_seq();
+    if (!seq) return "no segment found";
+    __atomic_store_n(seq, *seq | 1u, __ATOMIC_RELEASE);
+    std::string problems;
+    const uint64_t t0 = now_ns();
+    const int first = MRI_No_Wait();
+    const std::string reason = MRI_Get_Error_Message();
+    const uint64_t t1 = now_ns();
+    int later[14];
+    for (int k = 0; k < 10; ++k) later[k] = MRI_No_Wait();
+    later[10] = MRI_Wait_Timeout(50);
+    MRI_Application_Status_Info info;
+    later[11] = MRI_Get_Application_Status(&info);
+    later[12] = MRI_Stop();
+    later[13] = MRI_Start();
+    const uint64_t t2 = now_ns();
+    const double first_s = double(t1 - t0) / 1e9, later_s = double(t2 - t1) / 1e9;
+    std::printf("status word left odd: the first MRI_No_Wait took %.2f s, the 14 calls after it %.3f s\n", first_s,
+                later_s);
+    std::fflush(stdout);  // the child ends with _exit()
+    // The first call's bound is its 2 s retry; the later ones must not
+    // wait at all (generous: a loaded machine).
+    if (later_s >= 2.0) problems += "the 14 later calls took " + std::to_string(later_s) + " s; ";
+    if (first != MRI_Error) problems += "the first MRI_No_Wait returned " + std::to_string(first) + "; ";
+    if (reason.find("status word has stayed odd") == std::string::npos) problems += "reason: \"" + reason + "\"; ";
+    for (int k = 0; k < 14; ++k)
+      if (later[k] != MRI_Error) problems += "later call " + std::to_string(k) + " returned " + std::to_string(later[k]) + "; ";
+    if (std::string(MRI_Get_Error_Message()).find("status word has stayed odd") == std::string::npos)
+      problems += "the later reason: \"" + std::string(MRI_Get_Error_Message()) + "\"; ";
+    // The program can still be ended, and its end is read.
+    if (MRI_Application_Finish() != MRI_OK) return problems + failure("finish");
+    if (MRI_No_Wait() != MRI_APPLICATION_TERMINATED) problems += "not terminated after MRI_Application_Finish; ";
+    if (MRI_Finalize() != MRI_OK) return problems + failure("finalize");
+    return problems;
+  });
+  EXPECT_EQ(verdict, "");
+}
+
 // ---------------------------------------------------------------------------
 // The tool side refuses an application of another protocol version.
 
