@@ -11,6 +11,7 @@
 
 #include "mri.h"
 #include "mri_sync.h"
+#include "mri_text.h"
 #include "mri_papi.h"
 #include "tool_internal.h"
 
@@ -298,7 +299,10 @@ int fail(const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  t_error = text;
+  // Messages carry text from the segment (names, the monitor's reasons)
+  // and from the tool's own arguments: one line, no control character for
+  // the terminal that shows it.
+  t_error = text::printable(text);
   return MRI_Error;
 }
 
@@ -864,9 +868,7 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   std::string message(a.last_error, strnlen(a.last_error, sizeof a.last_error));
   if (const std::string problem = trace_problem(); !problem.empty())
     message = message.empty() ? problem : problem + "; the monitor reported: " + message;
-  const size_t n = std::min(message.size(), sizeof info->monitor_message - 1);
-  std::memcpy(info->monitor_message, message.data(), n);
-  info->monitor_message[n] = '\0';
+  text::copy_printable(message, info->monitor_message, sizeof info->monitor_message);
   const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
     child_exited();  // reaps it if it has ended since: its exit status, not 0, without MRI_Wait()

@@ -23,6 +23,7 @@
 
 #include "mri.h"
 #include "mri_test_helpers.h"
+#include "segment_peer.h"
 
 #ifndef MRI_TESTAPP
 #error "MRI_TESTAPP must name the test application"
@@ -833,6 +834,32 @@ static void test_cache_configuration_files(void **state)
     unlink(nested);
     unlink(good);
     rmdir(dir);
+}
+
+/* Text from the segment reaches the tool's user escaped, as the region
+ * tables show names: the monitor's message with a terminal escape, a bell
+ * and a newline in it (written here as a faulty or hostile program would)
+ * comes out as \x1b, \x07 and \n; so does every error message (before,
+ * the raw bytes went to the terminal). */
+static void test_messages_are_printable(void **state)
+{
+    (void)state;
+    load("steps", "1", "0", NULL);
+    char *message = mri_test_last_error();
+    assert_non_null(message);
+    snprintf(message, mri_test_message_bytes(), "bad\x1b]0;title\x07\nline two\x7f\xc2\x9b" "2J \xc3\xa9t\xc3\xa9");
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_string_equal(st.monitor_message, "bad\\x1b]0;title\\x07\\nline two\\x7f\\xc2\\x9b2J \xc3\xa9t\xc3\xa9");
+    /* Longer once escaped than the field: cut before an escape that does
+     * not fit whole (127 of the 255 "\n" take 254 of its 255 bytes). */
+    memset(message, '\n', mri_test_message_bytes() - 1);
+    message[mri_test_message_bytes() - 1] = '\0';
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(strlen(st.monitor_message), 254);
+    for (size_t i = 0; i < 254; i += 2) assert_memory_equal(st.monitor_message + i, "\\n", 2);
+    expect_error(MRI_Set_Cache_Configuration("L1:\x1b[2J"), "cache configuration \"L1:\\x1b[2J\": ");
+    MRI_Application_Finish();
 }
 
 /* Names that do not fit in the name pool are published empty, and the
@@ -1717,6 +1744,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
         cmocka_unit_test_teardown(test_data_structure_of_a_negative_size, teardown),
         cmocka_unit_test_teardown(test_cache_configuration_files, teardown),
+        cmocka_unit_test_teardown(test_messages_are_printable, teardown),
         cmocka_unit_test_teardown(test_names_beyond_the_name_pool, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),

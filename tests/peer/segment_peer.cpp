@@ -68,4 +68,11 @@ unsigned* mri_test_status_seq(void) {
   return h ? &h->app.status_seq : nullptr;
 }
 
+char* mri_test_last_error(void) {
+  Header* h = find_header();
+  return h ? h->app.last_error : nullptr;
+}
+
+unsigned mri_test_message_bytes(void) { return kMessageBytes; }
+
 }  // extern "C"

@@ -23,6 +23,8 @@ unsigned mri_test_cache_config_bytes(void);
 unsigned long long *mri_test_trace_head(unsigned thread);  /* application-written ring head */
 unsigned long long mri_test_trace_ring_records(void);     /* records per ring */
 unsigned *mri_test_status_seq(void);                       /* application-written status sequence word */
+char *mri_test_last_error(void);                           /* application-written message, mri_test_message_bytes() */
+unsigned mri_test_message_bytes(void);
 
 #ifdef __cplusplus
 }
