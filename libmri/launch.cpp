@@ -334,6 +334,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   }
   shmctl(shmid, IPC_RMID, nullptr);
   s.shmid = shmid;
+  ++s.run;
   s.view.base = static_cast<unsigned char*>(base);
   s.view.g = geo;
   s.view.l = layout;

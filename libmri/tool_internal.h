@@ -108,6 +108,7 @@ struct Session {
   int wait_status = 0;
   std::mutex reap_mu;
   int shmid = -1;
+  uint64_t run = 0;  // segments created so far: which one `view` is (trace accounting is per run)
   proto::View view;
   double ns_per_tick = 1.0;
   // Deques: they grow when regions are published late, and the names
@@ -258,7 +259,7 @@ void trace_stop_collector();             // without mu; before the segment goes 
 void trace_forget_callback();            // without mu; MRI_Finalize, after trace_stop_collector
 bool trace_in_callback();                // the calling thread runs the trace call-back
 bool trace_slot_has_records(int slot);   // records of request record `slot` wait in the rings or the buffer
-std::string trace_problem();             // the first corrupt trace ring of this run, "" if none
+std::string trace_problem();             // needs mu: the first corrupt trace ring of this run, "" if none
 
 // Data structures and simulated cache events (histogram.cpp); need mu.
 int refresh_data_structures();  // reads what the application registered since the last call

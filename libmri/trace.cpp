@@ -53,7 +53,8 @@ struct Trace {
   size_t next = 0;
   size_t capacity = 1u << 20;
   std::vector<uint64_t> delivered, in_buffer;  // per thread
-  // Per thread, for this run. taken: records moved out of its ring, the
+  // Per thread, for run `run` (Session::run; kept after the collector
+  // stops, so that the statistics stay exact). taken: records moved out of its ring, the
   // tool's own tail (the segment's tail word is a copy for the thread; any
   // process on the segment could change it). end_head: its head at the
   // first look after the program ended, which nothing may change after
@@ -62,6 +63,7 @@ struct Trace {
   std::vector<uint64_t> taken, end_head, lost;
   std::vector<uint8_t> corrupt;
   std::string problem;  // the first corrupt ring of this run, "" if none
+  uint64_t run = 0;
   MRI_Trace_Element_Spec current{};
   bool in_callback = false;
   uint64_t registrations = 0;  // MRI_Register_Call_Back_Function calls, so the collector sees a new call-back
@@ -87,6 +89,18 @@ struct SlotData {
 SlotData g_slot_data[proto::kHardMaxRequests];
 
 constexpr uint64_t kUnknownHead = ~uint64_t(0);
+
+// With t.mu: the per-thread accounting starts anew for run `run`.
+void start_accounting(uint64_t run) {
+  t.run = run;
+  t.delivered.clear();
+  t.in_buffer.clear();
+  t.taken.clear();
+  t.end_head.clear();
+  t.lost.clear();
+  t.corrupt.clear();
+  t.problem.clear();
+}
 
 // With t.mu: sizes the per-thread state for `rows` threads.
 void cover_rows(uint32_t rows) {
@@ -393,13 +407,7 @@ void trace_start_collector() {
   t.buffer.reserve(std::min<size_t>(t.tool_records, 1u << 16));
   t.next = 0;
   t.capacity = std::max<size_t>(t.tool_records, s.view.g.trace_records);
-  t.delivered.clear();
-  t.in_buffer.clear();
-  t.taken.clear();
-  t.end_head.clear();
-  t.lost.clear();
-  t.corrupt.clear();
-  t.problem.clear();
+  start_accounting(s.run);
   cover_rows(s.view.g.max_threads);
   t.finished = false;
   t.stop = false;
@@ -437,20 +445,13 @@ void trace_stop_collector() {
   collector.join();
   std::lock_guard<std::mutex> lock(t.mu);
   t.running = false;
-  t.buffer.clear();
+  t.buffer.clear();  // the records left in it are still counted as buffered (in_buffer)
   t.next = 0;
-  t.delivered.clear();
-  t.in_buffer.clear();
-  t.taken.clear();
-  t.end_head.clear();
-  t.lost.clear();
-  t.corrupt.clear();
-  t.problem.clear();
 }
 
 std::string trace_problem() {
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.problem;
+  return t.run == s.run ? t.problem : std::string();
 }
 
 // MRI_Finalize: the session's call-back ends with it (after the final
@@ -524,11 +525,13 @@ int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Sta
   if (!thread || !stats) return fail("NULL argument");
   if (raw(thread->type) != MRI_THREAD) return fail("trace statistics are per thread (MRI_THREAD)");
   proto::View v;
+  uint64_t run;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.initialized) return fail("MRI_Init() has not been called");
     if (!s.loaded || !s.view.base) return fail("no application loaded");
     v = s.view;
+    run = s.run;
   }
   if (thread->id < 0 || uint32_t(thread->id) >= thread_rows(v))
     return fail("thread %d has produced no monitored event", thread->id);
@@ -537,6 +540,7 @@ int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Sta
   const proto::TraceRingHead* h = v.trace_head(th);
   const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
   const uint64_t app_discarded = __atomic_load_n(&h->discarded, __ATOMIC_ACQUIRE);
+  if (t.run != run) start_accounting(run);  // no trace request in this run yet: nothing taken
   cover_rows(th + 1);
   const uint64_t tail = t.taken[th];  // = delivered + in the tool-side buffer
   if (!t.corrupt[th] && !plausible_head(head, tail, v.g.trace_records))
