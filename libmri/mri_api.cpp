@@ -215,7 +215,7 @@ bool await_ack() {
   for (;;) {
     const uint32_t seq = sync::load(a.status_seq);
     if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return true;
-    if ((seq & 1) && s.status_stuck) return false;  // nothing will be acknowledged readably
+    if ((seq & 1) && s.status_stuck && seq == s.stuck_seq) return false;  // no acknowledgement can be read
     if (child_exited() || sync::monotonic_ns() > deadline) return false;
     sync::futex_wait_shared(const_cast<uint32_t*>(&a.status_seq), seq, 5'000'000);
   }
@@ -316,9 +316,10 @@ bool is_serial_region_type(MRI_Region_Type type) {
 // A consistent copy of the application's status fields (they change
 // between an odd and an even status_seq). A word that stays odd beyond
 // the retry (1000 yields, then 2 s) while the program lives marks the
-// run's status stuck (Session::status_stuck): later reads that find it odd
-// give up after the yields, so no call waits the 2 s again (each of them
-// did, and ten MRI_No_Wait() took 20 s).
+// run's status stuck at that value (Session::status_stuck): a later read
+// that finds the same value gives up at once, one that finds another odd
+// value after the yields, so no call waits the 2 s again (each of them
+// did: ten MRI_No_Wait() took 20 s).
 AppSnapshot snapshot() {
   const proto::AppControl& a = s.view.header()->app;
   AppSnapshot snap{};
@@ -326,6 +327,10 @@ AppSnapshot snapshot() {
   for (int attempt = 0;; ++attempt) {
     const uint32_t seq = sync::load(a.status_seq);
     if (seq & 1) {  // being written: a few instructions, unless the writer died or was frozen
+      if (s.status_stuck && seq == s.stuck_seq) {
+        snap.torn = true;
+        break;
+      }
       if (attempt < 1000) {
         sched_yield();
         continue;
@@ -336,6 +341,7 @@ AppSnapshot snapshot() {
         break;
       }
       if (sync::monotonic_ns() > give_up) {
+        s.stuck_seq = seq;
         s.status_stuck = true;
         snap.torn = true;
         break;

@@ -117,10 +117,13 @@ struct Session {
   std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
   // The application's status word stayed odd (mid-update) beyond the
-  // bounded retry while it lived (snapshot()): from then on in this run a
-  // status read that finds it odd gives up at once, and the calls that act
-  // on the status fail with status_stuck_error(). Read without mu.
+  // bounded retry while it lived (snapshot()), at value stuck_seq: from
+  // then on in this run a status read that finds that value gives up at
+  // once (another odd value after a short spin only), and the calls that
+  // act on the status fail with the reason (readable_status()). Read
+  // without mu.
   std::atomic<bool> status_stuck{false};
+  std::atomic<uint32_t> stuck_seq{0};
   proto::Command last_cmd = proto::Command::kNone;  // sent by send_command()
   unsigned iteration = 0;                 // releases in this run
   bool rotation = false;                  // MRI_Set_Counter_Rotation
