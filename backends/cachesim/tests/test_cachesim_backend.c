@@ -1293,6 +1293,19 @@ static void test_program_reads_no_file_named_in_the_segment(void **state)
     assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
     assert_int_equal(st.reason, MRI_STOP_EXITED);
     assert_int_equal(st.exit_code, 0);
+    /* The way a file gets there: the tool reads it and sends its
+     * configuration. */
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char arg[64];
+    snprintf(arg, sizeof arg, "@%s", path);
+    if (MRI_Set_Cache_Configuration(arg) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
+    char *argv[] = {(char *)cacheapp(), (char *)"sweep", (char *)"1", (char *)"1", NULL};
+    if (MRI_Application_Load(cacheapp(), argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    assert_string_equal(mri_test_cache_config(), "L1:32K,8,64,lru,private,wb,wa;L2:256K,8,64,lru,private,wb,wa;cores=1");
+    const MRI_Request_ID again = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    run_to_end();
+    assert_int_equal((long)thread_value(again, 0), kLinesA);
     unlink(path);
 }
 
