@@ -31,7 +31,7 @@
 # Each row: A's and B's median over the rounds with the range, B - A, a
 # 95% bootstrap interval of it, and the range rule's verdict (ab_stats.py:
 # "within noise" when each median lies within the other's range). The
-# defaults take about 10 min on 2 cores loaded by other work (a
+# defaults take 10-12 min on 2 cores loaded by other work (a
 # throughput round about 20 s, a slowdown round about 8 s). Results: OUT (default
 # BUILD_B/bench/sim-compare): round-NN/A.json, round-NN/B.json and
 # slowdown.csv. Exit status: 0; 1 when a run failed or a figure is

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # ladder_processes.sh - sourced by run_ladder.sh and compare_ladder.sh: the
 # processes of one round of the hot-path cost ladder, and how one runs.
 #

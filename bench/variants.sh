@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # variants.sh - sourced by the bench scripts that time variants of one
 # program in rounds (run_cachesim_slowdown.sh, run_thread_churn.sh,
 # run_barrier_wait.sh, compare_sim.sh). The caller sets names=() and
