@@ -316,11 +316,11 @@ class Hierarchy {
   // the first create()) and kept: without AVX-512F scalar; with it,
   // MRI_CACHESIM_VECTOR=0 scalar, any other non-empty value vector, and
   // unset or empty whichever of the two ran a synthetic stream faster
-  // here (about 2-5 ms of measurement, well under 50 ms: the passes stop
-  // after 30 ms). Never fails; thread-safe.
+  // here (about 2 ms of measurement, well under 50 ms: the passes stop after
+  // 20 ms). Never fails; thread-safe.
   static const SetSearch& set_search();
   // set_search() in words, e.g. "sets searched with AVX-512 (measured:
-  // 1.52 against 2.10 ns a reference scalar, 9 rounds in 3.1 ms)".
+  // 3.46 ns a reference, against 3.80 scalar; 9 rounds in 1.6 ms)".
   static std::string set_search_description();
   // set_search().vector: whether the hierarchies create() makes search
   // their sets with AVX-512 compares. The results are the same either way.
