@@ -120,7 +120,7 @@ def present(vals):
 
 
 def fmt_range(vals, width=7, prec=2):
-    return f"{statistics.median(vals):{width}.{prec}f} [{min(vals):.{prec}f}-{max(vals):.{prec}f}]"
+    return f"{statistics.median(vals):{width}.{prec}f} [{min(vals):.{prec}f}..{max(vals):.{prec}f}]"
 
 
 def target_verdict(diffs, target):
@@ -266,7 +266,7 @@ def compare(out):
     print()
     print("ns per enter+exit pair on one thread; cpu = Google Benchmark's cpu_time, wall = real_time x threads;")
     print("waits = ladder_tool's count of the trace process's waits for ring room (all its threads).")
-    print("median [min-max] over the rounds of each process's median over its repetitions;")
+    print("median [min..max] over the rounds of each process's median over its repetitions;")
     print("95% CI: bootstrap over the rounds of each side, for reading. Verdict (ab_stats.py, the range rule):")
     print("'within noise' = B's median within A's range and A's within B's; 'B slower'/'B faster' = each")
     print("median outside the other's range, on the same side; 'unclear' = one inside, one outside.")

@@ -24,7 +24,7 @@
 #
 # Environment: LADDER_ROUNDS (default 5), LADDER_REPETITIONS (per process,
 # default 3), LADDER_MIN_TIME (seconds per repetition, default 0.1). The
-# defaults take 1.5-2.5 min on 2 cores (the more, the busier the machine).
+# defaults take 1.5-3 min on 2 cores (the more, the busier the machine).
 #
 # Reported: per rung and thread count, the median over the rounds [and
 # range] of each process's median over its repetitions, by CPU time

@@ -39,7 +39,7 @@ RULE = ("Verdict (ab_stats.py, the range rule): 'within noise' = B's median with
 def cells(a, b, prec, higher_is_better):
     ma, mb = statistics.median(a), statistics.median(b)
     lo, hi = ab_stats.diff_interval(a, b)
-    rng = lambda v: f"{statistics.median(v):.{prec}f} [{min(v):.{prec}f}-{max(v):.{prec}f}]"  # noqa: E731
+    rng = lambda v: f"{statistics.median(v):.{prec}f} [{min(v):.{prec}f}..{max(v):.{prec}f}]"  # noqa: E731
     pct = f"({100 * (mb - ma) / ma:+.1f}%)" if ma else ""
     return (f"{rng(a):>22} {rng(b):>22} {mb - ma:+8.{prec}f} {pct:>8} {lo:+8.{prec}f}..{hi:+.{prec}f}  "
             f"{ab_stats.verdict(a, b, higher_is_better)}")

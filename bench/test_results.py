@@ -85,9 +85,9 @@ def test_ladder_compare():
         # The trace rung at 2 threads: wall = real_time x threads = 40.
         trace = text[text.index("7 REGION_EVENT trace          2 cpu"):]
         wall = trace.splitlines()[1]
-        assert "wall" in wall and "40.00 [40.00-40.00]" in wall, wall
+        assert "wall" in wall and "40.00 [40.00..40.00]" in wall, wall
         waits = trace.splitlines()[2]
-        assert "waits" in waits and "104 [101-107]" in waits and waits.endswith("within noise"), waits
+        assert "waits" in waits and "104 [101..107]" in waits and waits.endswith("within noise"), waits
 
 
 def test_ladder_table():
@@ -99,12 +99,12 @@ def test_ladder_table():
         # here; the context rows it lacks make the status 1.
         assert status == 1, text
         line = line_of(text, "4 EXECUTION_TIME aggr.        1")
-        assert "18.50 [18.50-18.50]" in line and "met" in line, line  # 20 - 1.5 in every round
+        assert "18.50 [18.50..18.50]" in line and "met" in line, line  # 20 - 1.5 in every round
         trace = line_of(text, "trace rung, 1 thread(s)")
-        assert "by CPU 15.00 [15.00-15.00] (target 15: met)" in trace, trace  # (31.5 - 1.5) / 2
-        assert "waits for ring room a process 103 [101-105], waited 250.0" in trace, trace
+        assert "by CPU 15.00 [15.00..15.00] (target 15: met)" in trace, trace  # (31.5 - 1.5) / 2
+        assert "waits for ring room a process 103 [101..105], waited 250.0" in trace, trace
         counter = line_of(text, "counter rung, 1 thread(s)")
-        assert "adds 5.0 [5.0-5.0] %" in counter and "met" in counter, counter
+        assert "adds 5.0 [5.0..5.0] %" in counter and "met" in counter, counter
         # A run under the tool that was dormant is flagged.
         ladder_round(os.path.join(out, "round-06"), 6, 0.0, attached=0)
         status, text = run(ladder_results.table, out)
@@ -125,11 +125,11 @@ def test_sim_throughput():
         status, text = run(sim_results.throughput, out)
         assert status == 0, text
         cpu = line_of(text, "L1L2_matmul_ijk ")
-        assert "200.0 [200.0-200.0]" in cpu and cpu.endswith("B higher"), cpu
+        assert "200.0 [200.0..200.0]" in cpu and cpu.endswith("B higher"), cpu
         wall = text.splitlines()[text.splitlines().index(cpu) + 1]
-        assert "100.0 [100.0-100.0]" in wall, wall  # items x cpu / real
+        assert "100.0 [100.0..100.0]" in wall, wall  # items x cpu / real
         two = line_of(text, "L1L2_split2_two_threads_matmul_ijk")
-        assert "60.0 [60.0-60.0]" in two and two.endswith("within noise"), two
+        assert "60.0 [60.0..60.0]" in two and two.endswith("within noise"), two
 
 
 def test_sim_slowdown():
@@ -150,7 +150,7 @@ def test_sim_slowdown():
         sim = line_of(text, "ijk   simulated")
         assert "10.00 [" in sim and sim.endswith("within noise"), sim
         cpu = text.splitlines()[text.splitlines().index(sim) + 1]
-        assert "20.00 [20.00-20.00]" in cpu, cpu
+        assert "20.00 [20.00..20.00]" in cpu, cpu
 
 
 if __name__ == "__main__":
