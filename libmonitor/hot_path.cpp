@@ -611,11 +611,10 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   const uint64_t own_overhead = clock - f.overhead_mark + p.overhead_own;
   ts->overhead_clock.store(clock + p.overhead_pair, std::memory_order_relaxed);
   // In whole ticks, the fraction carried to the thread's next instance:
-  // truncated, each instance kept up to a tick (2% of a parent's
-  // compensated time over 20,000 short children,
-  // tests/capi/test_compensation.c); rounded, as until 2026-11-29, each
-  // leaf lost its own part rounded the same way every time (10.50 ns
-  // instead of 10.26 here, 2% of the own part in every sum).
+  // truncated, each instance would keep up to a tick (2% of a parent's
+  // compensated time over 20,000 short children); rounded, each leaf would
+  // lose its own part rounded the same way every time (2% of the own part
+  // in every sum). tests/capi/test_compensation.c checks the sums.
   const uint64_t own_total = own_overhead + ts->own_carry;
   const uint64_t own_ticks = own_total >> kOverheadFracBits;
   ts->own_carry = own_total & ((uint64_t{1} << kOverheadFracBits) - 1);

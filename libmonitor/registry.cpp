@@ -116,8 +116,7 @@ void publish_once(bool at_end) {
     // published, and a profile without its PROGRAM region has no whole
     // to give percentages of. The others in the order of their modules'
     // sections (a compiler may put a file's descriptors there in reverse
-    // order of their lines: gcc does). Until 2026-11-29 a program with
-    // more regions than slots lost its main, declared first.
+    // order of their lines: gcc does).
     for (auto* d : g.descriptors)
       if (d->type == MRI_REGION_PROGRAM) publish_region(d);
     for (auto* d : g.descriptors)

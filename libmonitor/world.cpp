@@ -47,11 +47,10 @@ constexpr uint64_t kQuiesceWarnNs = 2'000'000'000ull;
 // thread that stays blocked in the kernel is not waited for, nor one that
 // reaches no event in time (a spin loop without regions, or a thread the
 // machine's load keeps off a CPU): the end comes for them as before.
-// The quiet time was 1 ms until 2026-11-29: on a virtual machine whose
-// host kept a sleeping thread's CPU from waking for longer than that, the
-// end took a thread between its slices of program code for blocked and
-// passed it without a word (test_thread_asleep_at_the_end_is_waited_for,
-// 896 misses of 1024 in one ThreadSanitizer run). Returns how many
+// The quiet time is 5 ms: a host may keep a sleeping thread's CPU from
+// waking for over 1 ms, and a shorter quiet time took a thread between its
+// slices of program code for blocked (1 ms missed 896 of 1024 in
+// test_thread_asleep_at_the_end_is_waited_for under ThreadSanitizer). Returns how many
 // threads were still running program code when the wait gave up (late;
 // 0: none) and, when it did not give up, how many threads it passed that
 // ran during the wait, between its looks, and are neither parked nor
