@@ -46,9 +46,12 @@
 
 #include "cache_internal.h"
 #include "cachesim.h"
-#include "monitor_internal.h"
 #include "mri_histogram.h"
+#include "mri_monitor.h"
 #include "mri_sync.h"
+#include "results.h"
+#include "services.h"
+#include "source.h"
 
 namespace mri::monitor {
 
@@ -145,7 +148,7 @@ struct HistogramState {
 };
 HistogramState g_histograms[proto::kMaxHistograms];
 
-proto::AppControl& app() { return g.view.header()->app; }
+proto::AppControl& app() { return segment().header()->app; }
 
 // The end of monitoring closes the simulator (cache_stop_recording) to
 // every thread but the one that ends: batches handed over after that are
@@ -206,9 +209,9 @@ void calibrate_cache_recording(const Monitor_Cache_Backend* b) {
   unsigned long made = kRecordRefs;
   for (uint32_t run = 0; run < kRecordRuns; ++run)
     for (const int recording : {1, 0}) {
-      const uint64_t t0 = ticks();
+      const uint64_t t0 = now_ticks();
       const unsigned long n = b->calibrate(made, recording);
-      const uint64_t t1 = ticks();
+      const uint64_t t1 = now_ticks();
       if (n < made) {  // the buffer had less room: start over with that many
         made = n;
         best[0] = best[1] = UINT64_MAX;
@@ -311,7 +314,7 @@ sim::Hierarchy* simulator() {
   if (sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed)) return h;
   if (g_sim_error) return nullptr;
   char text[proto::kCacheConfigBytes];
-  std::memcpy(text, g.view.cache_config(), sizeof text);  // one fetch: the tool could change it
+  std::memcpy(text, segment().cache_config(), sizeof text);  // one fetch: the tool could change it
   sim::HierarchyConfig config;
   std::string source = "the tool's configuration", error;
   if (strnlen(text, sizeof text) == sizeof text) {
@@ -342,7 +345,7 @@ sim::Hierarchy* simulator() {
     to->address_bits = h->split_mask() << h->split_shift();
     g_backend_sorts = true;
   }
-  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
+  std::snprintf(segment().cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
                 source.c_str(), how.c_str());
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
@@ -356,7 +359,7 @@ bool traced(const Target& t, uint32_t index) {
 constexpr uint64_t kNotTraced = ~uint64_t{0};
 
 CacheThread* thread_of(ThreadState* ts) {
-  CacheThread*& ct = (*g_threads)[ts->index];
+  CacheThread*& ct = (*g_threads)[thread_index(ts)];
   if (!ct) {
     ct = new CacheThread;
     ct->targets.resize(g_targets->size());
@@ -427,16 +430,15 @@ void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, 
     if (!h->monitor_bin_counts(tt.monitors[i], 0, ct->piece_bins.data(), p.bins)) continue;
     for (uint32_t k = 0; k < p.bins && p.first_bin + k < t.bins; ++k) sums[p.first_bin + k] += ct->piece_bins[k];
   }
-  uint64_t* row = g.view.histogram_row(t.hist_slot, ts->index);
-  seq_begin(ts->seq);
+  uint64_t* row = segment().histogram_row(t.hist_slot, thread_index(ts));
+  const SeqSection section(thread_seq(ts));
   std::memcpy(row, sums, t.bins * sizeof(uint64_t));
-  seq_end(ts->seq);
 }
 
 }  // namespace
 
 void cache_apply(std::vector<RequestInput>& requests, const ReleaseContext& ctx, std::vector<uint8_t>& region_cache) {
-  const proto::View& v = g.view;
+  const proto::View& v = segment();
   const uint32_t nthreads = ctx.threads;
   cache_drain();  // monitors change below
   if (!g_threads) {
@@ -622,7 +624,7 @@ void cache_apply(std::vector<RequestInput>& requests, const ReleaseContext& ctx,
 // Monitor work timed in place goes onto the thread's overhead clock
 // (compensation: every instance open meanwhile has it removed).
 static inline void charge_overhead(ThreadState* ts, uint64_t since, uint64_t extra = 0) {
-  ts->overhead_clock.fetch_add(((ticks() - since) << kOverheadFracBits) + extra, std::memory_order_relaxed);
+  add_to_overhead_clock(ts, ((now_ticks() - since) << kOverheadFracBits) + extra);
 }
 
 void cache_data_ended(uint32_t record) {
@@ -649,14 +651,15 @@ void cache_enter(ThreadState* ts, uint32_t region) {
   // (cache_flush_references) before its timestamp. This work, after it, is
   // monitor overhead inside the instance: timed, and compensated. So is
   // the wait for the simulation thread to catch up.
-  const uint64_t t0 = ticks();
+  const uint64_t t0 = now_ticks();
   cache_drain();
   CacheThread* ct = thread_of(ts);
+  const uint32_t index = thread_index(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
-    if (t.trace && !traced(t, ts->index)) continue;
-    if (tt.monitors.empty() && !create_monitors(h, t, ts->index, tt)) continue;
+    if (t.trace && !traced(t, index)) continue;
+    if (tt.monitors.empty() && !create_monitors(h, t, index, tt)) continue;
     if (t.trace) {
       // Every instance gets a start (kNotTraced outside the requested
       // regions' instances), so the exit always pops its own.
@@ -689,7 +692,7 @@ void trace_instance_exit(sim::Hierarchy* h, ThreadState* ts, const Target& t, Ta
   tt.starts.pop_back();
   if (!tt.regions.empty()) tt.regions.pop_back();
   if (start != kNotTraced)
-    trace_append(ts, now, total(h, tt) - start, region, proto::TraceKind::kValue, uint16_t(t.slot));
+    append_trace_value(ts, now, total(h, tt) - start, region, uint16_t(t.slot));
   const bool root = region < t.root.size() && t.root[region];
   if (root && tt.depth > 0 && --tt.depth == 0)
     for (int id : tt.monitors) h->set_monitor_enabled(id, false);
@@ -706,13 +709,12 @@ void profile_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, Tar
   for (const OpenInstance& o : tt.open) outermost &= o.region != region;
   if (!tt.open.empty()) tt.open.back().child += inclusive;
   // Counts: nothing to compensate, the comp_ fields equal the raw ones.
-  seq_begin(ts->seq);
-  add_instance(ts->profile_rows[t.slice] + region, inclusive, exclusive, inclusive, exclusive, outermost);
+  const SeqSection section(thread_seq(ts));
+  add_instance(thread_profile_row(ts, t.slice) + region, inclusive, exclusive, inclusive, exclusive, outermost);
   if (t.callpath) {
     const uint32_t caller = tt.open.empty() ? proto::kNoCaller : tt.open.back().region;
     add_edge(ts, t.slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
   }
-  seq_end(ts->seq);
 }
 
 // An aggregate target's innermost instance ends: its value in the row.
@@ -721,9 +723,8 @@ void aggregate_exit(const sim::Hierarchy* h, ThreadState* ts, const Target& t, T
   const uint64_t value = total(h, tt) - tt.starts.back();
   tt.starts.pop_back();
   // Event counts: nothing to compensate, the comp_ fields equal the raw ones.
-  seq_begin(ts->seq);
-  add_to_aggregate(ts->agg_row + t.slot, value, value, value);
-  seq_end(ts->seq);
+  const SeqSection section(thread_seq(ts));
+  add_to_aggregate(thread_aggregate_row(ts) + t.slot, value, value, value);
 }
 
 // The last open instance of a (non-trace) target ends: its monitors stop
@@ -737,8 +738,9 @@ void last_instance_ended(sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, co
 
 void cache_end_open(ThreadState* ts, uint64_t now, bool own_thread) {
   sim::Hierarchy* h = g_sim.load(std::memory_order_relaxed);
-  if (!h || !g_threads || !g_targets || ts->index >= g_threads->size()) return;
-  CacheThread* ct = (*g_threads)[ts->index];
+  const uint32_t index = thread_index(ts);
+  if (!h || !g_threads || !g_targets || index >= g_threads->size()) return;
+  CacheThread* ct = (*g_threads)[index];
   if (!ct) return;
   bool open = false;
   for (const TargetThread& tt : ct->targets) open |= tt.depth > 0 || !tt.starts.empty();
@@ -773,14 +775,15 @@ void cache_exit(ThreadState* ts, uint32_t region) {
   // The instance's last references were flushed before the exit's
   // timestamp; this work, after it, is overhead in the enclosing instances.
   // So is the wait for the simulation thread to simulate them.
-  const uint64_t t0 = ticks();
+  const uint64_t t0 = now_ticks();
   cache_drain();
   CacheThread* ct = thread_of(ts);
+  const uint32_t index = thread_index(ts);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
     if (t.trace) {
-      if (traced(t, ts->index)) trace_instance_exit(h, ts, t, tt, region, ticks());
+      if (traced(t, index)) trace_instance_exit(h, ts, t, tt, region, now_ticks());
       continue;
     }
     if (tt.depth == 0) continue;  // entered before the request was in place
@@ -836,7 +839,7 @@ void cache_finish() {
 }
 
 void cache_publish_backend() {
-  if (g_backend.load(std::memory_order_acquire) && g.view.base) sync::store(app().cache_backend, 1u);
+  if (g_backend.load(std::memory_order_acquire) && segment().base) sync::store(app().cache_backend, 1u);
 }
 
 }  // namespace mri::monitor
@@ -851,9 +854,8 @@ extern "C" void Monitor_Register_Cache_Backend(const Monitor_Cache_Backend* back
     return;
   const Monitor_Cache_Backend* none = nullptr;
   if (!g_backend.compare_exchange_strong(none, backend)) return;
-  std::lock_guard<std::mutex> control(g.control_mutex);  // the segment stays mapped meanwhile
-  const uint32_t m = g.mode.load();
-  if (m == kRunning || m == kStopped) cache_publish_backend();
+  std::lock_guard<std::mutex> control(control_mutex());  // the segment stays mapped meanwhile
+  if (monitoring_attached()) cache_publish_backend();
 }
 
 extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, unsigned long n) {
@@ -866,8 +868,8 @@ extern "C" void Monitor_Cache_Simulate(const Monitor_Cache_Access* accesses, uns
   // thread: timed here, batch by batch (a wait for another thread's batch
   // included), and with the calibrated cost of recording the n references,
   // added to the thread's overhead clock (compensation, seed paper 001).
-  const uint64_t t0 = ticks();
-  cache_submit(h, ts ? ts->index : kUnmonitoredThread, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
+  const uint64_t t0 = now_ticks();
+  cache_submit(h, ts ? thread_index(ts) : kUnmonitoredThread, kAllParts, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * overhead_pair_fixed(mri::proto::OverheadKind::kCacheSim));
 }
 
@@ -881,8 +883,8 @@ extern "C" void Monitor_Cache_Simulate_Part(unsigned int part, const Monitor_Cac
   if (!g_backend_sorts) part = kAllParts;
   ThreadState* ts = current_thread_state();
   // As Monitor_Cache_Simulate.
-  const uint64_t t0 = ticks();
-  cache_submit(h, ts ? ts->index : kUnmonitoredThread, part, reinterpret_cast<const sim::Access*>(accesses), n);
+  const uint64_t t0 = now_ticks();
+  cache_submit(h, ts ? thread_index(ts) : kUnmonitoredThread, part, reinterpret_cast<const sim::Access*>(accesses), n);
   if (ts) charge_overhead(ts, t0, uint64_t(n) * overhead_pair_fixed(mri::proto::OverheadKind::kCacheSim));
 }
 

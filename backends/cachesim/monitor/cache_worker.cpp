@@ -33,7 +33,7 @@
 
 #include "cache_internal.h"
 #include "cachesim.h"
-#include "monitor_internal.h"
+#include "services.h"
 #include "split_judge.h"
 
 namespace mri::monitor {
@@ -213,9 +213,9 @@ struct Worker {
       Chunk* c = &chunks[completed.load(std::memory_order_relaxed) % kChunks];
       wait_for(mu, work, work_sleepers, [c] { return c->ready.load(); });
       if (c->part == kAllParts) {
-        const uint64_t t0 = ticks();
+        const uint64_t t0 = now_ticks();
         c->h->simulate(c->core, c->refs, c->n, c->dropped);
-        g_sim_ticks.fetch_add(ticks() - t0, std::memory_order_relaxed);
+        g_sim_ticks.fetch_add(now_ticks() - t0, std::memory_order_relaxed);
         g_sim_refs.fetch_add(c->n + c->dropped.reads + c->dropped.writes, std::memory_order_relaxed);
       } else {
         c->h->simulate_part(c->part, c->core, c->refs, c->n);
@@ -372,9 +372,9 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
     sim::Access* buffers = sort_buffers();
     const size_t m = n < kChunkRefs ? n : kChunkRefs;
     h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
-    const uint64_t t0 = ticks();
+    const uint64_t t0 = now_ticks();
     h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
-    w.sort_ticks = double(ticks() - t0) / double(m);
+    w.sort_ticks = double(now_ticks() - t0) / double(m);
   }
   w.sort_age = (w.sort_age + 1) % kSortProbes;
   return pays(w.sort_ticks);
@@ -386,7 +386,7 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
 // simulated whole batches, the simulation thread's; then the move made.
 void log_window(const Pace& w, SplitJudge::Phase phase, double per_ref, SplitJudge::Move move, bool done) {
   static const char* const kPhases[] = {"joined", "trial", "control", "split"};
-  const double ns = g.view.header()->app.ns_per_tick;
+  const double ns = segment().header()->app.ns_per_tick;
   const uint64_t sim_refs = g_sim_refs.load(std::memory_order_relaxed) - w.sim_refs;
   const uint64_t sim_ticks = g_sim_ticks.load(std::memory_order_relaxed) - w.sim_ticks;
   char thread[48] = "";
@@ -556,7 +556,7 @@ void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* 
     restart_window(w, split);
     w.judge.changed_elsewhere(split);
   }
-  const uint64_t start = ticks();
+  const uint64_t start = now_ticks();
   if (w.last != 0) {
     if (w.batches == 0) w.start = w.last;
     w.own += start - w.last;
@@ -565,9 +565,9 @@ void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* 
   }
   if (split) hand_over_sorted(h, core, refs, n);
   else hand_over(h, core, kAllParts, refs, n);
-  const uint64_t end = ticks();
+  const uint64_t end = now_ticks();
   if (w.batches >= g_split_after) decide_split(h, refs, n, end);
-  w.last = ticks();
+  w.last = now_ticks();
 }
 
 }  // namespace

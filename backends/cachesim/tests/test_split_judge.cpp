@@ -1,4 +1,4 @@
-// The automatic split's decisions (libmonitor/split_judge.h), fed with
+// The automatic split's decisions (monitor/split_judge.h), fed with
 // sequences of window times such as a noisy host gives.
 #include <gtest/gtest.h>
 
