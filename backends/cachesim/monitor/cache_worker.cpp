@@ -36,10 +36,8 @@
 #include "services.h"
 #include "split_judge.h"
 
-namespace mri::monitor {
+namespace mri::monitor::cachesim {
 namespace {
-
-namespace sim = mri::sim;
 
 // 8 chunks of 4096 references (the instrumentation's batch): 512 KiB. Two
 // would do for one thread; more let several threads hand over at once.
@@ -587,4 +585,4 @@ void cache_drain() {
   t_whole_pending = false;
 }
 
-}  // namespace mri::monitor
+}  // namespace mri::monitor::cachesim

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace mri::monitor {
+namespace mri::monitor::cachesim {
 
 class SplitJudge {
  public:
@@ -135,4 +135,4 @@ class SplitJudge {
   Phase next_ = Phase::kJoined;
 };
 
-}  // namespace mri::monitor
+}  // namespace mri::monitor::cachesim

@@ -6,7 +6,7 @@
 
 #include "split_judge.h"
 
-using mri::monitor::SplitJudge;
+using mri::monitor::cachesim::SplitJudge;
 using Move = SplitJudge::Move;
 using Phase = SplitJudge::Phase;
 
