@@ -147,8 +147,9 @@ int cache_configuration_for_load(std::string& text) {
     if (!error.empty()) return fail("%s \"%s\": %s", origin, config.c_str(), error.c_str());
   }
   text = config;
-  // Read by the application (libmonitor/cache_worker.cpp), which inherits
-  // this environment; a value it would not understand is refused here.
+  // Read by the application (backends/cachesim/monitor/cache_worker.cpp),
+  // which inherits this environment; a value it would not understand is
+  // refused here.
   const char* async = std::getenv("MRI_CACHESIM_ASYNC");
   if (async && *async && std::strcmp(async, "0") != 0 && std::strcmp(async, "1") != 0)
     return fail("MRI_CACHESIM_ASYNC=\"%s\": 0 (simulate in the program's threads) or 1 (on a thread of its own)", async);

@@ -59,10 +59,11 @@ inline void charge_overhead(ThreadState* ts, uint64_t since, uint64_t extra = 0)
 // Switches the recording of references on (calibrating its cost first,
 // once) or off, and with it the source's before_event().
 void set_recording(bool on);
-// While recording (Global::cache_recording), every measured enter and exit
-// first simulates the thread's buffered references, before its timestamp:
-// they belong to the instances open before the event, and so does the
-// time spent simulating them (compensation).
+// The source's before_event(): while recording (set_recording), every
+// monitored enter and exit first simulates the thread's buffered
+// references, before its timestamp: they belong to the instances open
+// before the event, and so does the time spent simulating them
+// (compensation).
 __attribute__((noinline)) void cache_flush_references();
 // How many batches threads are handing to the simulator now (a thread on
 // its way to park at an event hands its references over first, and may
@@ -74,17 +75,17 @@ uint32_t cache_batches_in_flight();
 // those being simulated are waited for (bounded), the simulation thread's
 // included. Threads still running program code (an exit does not wait
 // for them to park; the tool's end and a signal's wait 100 ms at most)
-// would otherwise go on simulating what they had buffered
-// while the end reads one request's counts after another's: the values
-// the end gives are of one moment (before, two requests over the same
-// events could differ by a batch, main's fewer than its sweep's). What
-// another thread has buffered is not simulated; the ending thread's own
-// is, by cache_end_open.
+// would otherwise go on simulating what they had buffered while the end
+// reads one request's counts after another's, and two requests over the
+// same events could differ by a batch (main's fewer than its sweep's):
+// the values the end gives are of one moment. What another thread has
+// buffered is not simulated; the ending thread's own is, by
+// cache_end_open.
 void cache_stop_recording();
 // The end (Monitor_Final on the exiting thread, or a detach): simulate
 // what the calling thread has buffered, then stop recording.
 void cache_finish();
-// In a fork()ed child (session.cpp, child_after_fork): no recording, no
+// In a fork()ed child (the core's child_after_fork): no recording, no
 // simulator.
 void cache_after_fork();
 // Tells the tool (AppControl::cache_backend) that the program has the
@@ -107,7 +108,7 @@ void cache_apply(std::vector<RequestInput>& requests, const ReleaseContext& ctx,
 // Data structure `record` has ended (Monitor_Unregister_Data, which first
 // simulates what the calling thread has buffered): every monitor of it
 // stops counting for good (its memory may hold another data structure next).
-// Needs registry_mutex held.
+// The core holds its registry mutex (services.h, data_records).
 void cache_data_ended(uint32_t record);
 
 // instances.cpp.
@@ -115,7 +116,7 @@ void cache_data_ended(uint32_t record);
 // in_slow protection.
 __attribute__((noinline)) void cache_enter(ThreadState* ts, uint32_t region);
 __attribute__((noinline)) void cache_exit(ThreadState* ts, uint32_t region);
-// The end of monitoring (session.cpp, end_every_instance) or of a thread
+// The end of monitoring (the core's end_every_instance) or of a thread
 // inside regions: every instance of `ts`'s still open for a cache request
 // ends at `now`, innermost first per request, as if its exit ran (values,
 // profile rows, histogram rows, trace value records), whether or not its

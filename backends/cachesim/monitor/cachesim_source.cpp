@@ -20,10 +20,10 @@
 // noted; at the exit the buffer is simulated, the difference is the
 // instance's value, and the monitor is disabled when the outermost instance
 // ends. Histograms copy the monitors' bins into the thread's row then.
-// Profiles keep a stack of open instances per target, like PAPI counters
-// in hot_path.cpp: an instance's exclusive count is its inclusive count
-// minus those of the target's instances directly inside it, and its caller
-// (callpath) is the instance below it on that stack. Traces write one value
+// Profiles keep a stack of open instances per target, as the core's frames
+// do for time and counters: an instance's exclusive count is its
+// inclusive count minus those of the target's instances directly inside
+// it, and its caller (callpath) is the instance below it on that stack. Traces write one value
 // record per instance of the requested regions and, with subregions, of
 // every region entered inside one of them; their monitors count while an
 // instance of a requested region is open.

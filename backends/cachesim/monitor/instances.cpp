@@ -53,8 +53,8 @@ void write_histogram(const sim::Hierarchy* h, ThreadState* ts, CacheThread* ct, 
 }
 
 // A trace target's instance ends at `now`: its value record (outside the
-// thread's sequence lock: the append may wait for the tool, like
-// trace_values in hot_path.cpp).
+// thread's sequence lock: the append may wait for the tool, as the core's
+// trace value records do).
 void trace_instance_exit(sim::Hierarchy* h, ThreadState* ts, const Target& t, TargetThread& tt, uint32_t region,
                          uint64_t now) {
   if (tt.starts.empty()) return;  // entered before the request was in place

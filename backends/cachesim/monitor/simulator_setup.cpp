@@ -23,21 +23,22 @@ std::string* g_sim_error = nullptr;  // why it could not be created (control thr
 // by the simulation thread at the same time (cache_worker.cpp).
 // MRI_CACHESIM_SPLIT:
 //   - auto (the default): split by 4 while that pays, as measured over
-//     windows of batches (cache_worker.cpp, decide_split); libmonitor sorts
-//     each batch by part as it hands it over. A program whose simulation
-//     takes longer than its own work gains (the ijk matrix multiply of
-//     docs/PERFORMANCE.md, "Automatic split": 10.6x -> 8.2x); one whose own
-//     work dominates stays joined, but for trials, which cost it (is_sort
-//     and tree_walk of bench/compensation: 5-27% longer under the
-//     simulator; split from the start, is_sort lost 20-60%).
+//     windows of batches (cache_worker.cpp, decide_split); the monitor
+//     sorts each batch by part as it hands it over. A program whose
+//     simulation takes longer than its own work gains (the C-monitored ijk
+//     multiply of bench/matmul.c: 4.9x native against 5.6x never split,
+//     bash bench/run_cachesim_slowdown.sh, docs/PERFORMANCE.md); one whose
+//     own work dominates stays joined, but for trials, which cost it
+//     (is_sort 5-27% and tree_walk 5-17% slower under the simulator,
+//     bench/compensation; docs/design/0009-split-by-cache-line.md).
 //   - N, a power of two up to 64: split from the start, the program's
 //     threads simulating 1/N of the lines; the instrumentation's callbacks
 //     sort the references as they record them (backend version 3): about
 //     0.2 ns more per reference recorded, against 0.6-0.7 ns for the sort
 //     at the hand-over, but the latter is timed and removed like the
-//     simulation where recording is only calibrated (docs/ACCURACY.md).
-//     The inline recording (the plugin) does not sort (1.5 ns a
-//     reference): libmonitor does, at the hand-over.
+//     simulation where recording is only calibrated (0009, "Sorting at
+//     the hand-over"). The inline recording (the plugin) does not sort
+//     (1.5 ns a reference): the monitor does, at the hand-over.
 //   - 0 or 1: never split.
 // libmri refuses other values. `how` receives the end of cache_info.
 constexpr uint32_t kAutoModulus = 4;
@@ -45,8 +46,8 @@ constexpr uint32_t kAutoModulus = 4;
 // Whether the instrumentation offers to sort references by part as it
 // records them (backend version 3 with `split`). Where it does not (an
 // older backend, or one whose recording is inlined into the program), a
-// split simulator gets every reference in part 0 and libmonitor sorts each
-// batch as it hands it over (cache_worker.cpp).
+// split simulator gets every reference in part 0 and the monitor sorts
+// each batch as it hands it over (cache_worker.cpp).
 bool backend_sorts() {
   const Monitor_Cache_Backend* b = g_backend.load(std::memory_order_acquire);
   return b && b->version >= 3 && b->split;
@@ -54,7 +55,7 @@ bool backend_sorts() {
 
 struct Split {
   uint32_t modulus = 0;   // 0: not split
-  bool deferred = false;  // split later (auto), sorted by libmonitor
+  bool deferred = false;  // split later (auto), sorted by the monitor
 };
 
 Split split_of(const sim::HierarchyConfig& config, bool async, std::string* how) {
