@@ -17,8 +17,9 @@
 namespace mri::monitor::cachesim {
 namespace {
 
-CacheThread* thread_of(ThreadState* ts) {
-  CacheThread*& ct = (*g_threads)[thread_index(ts)];
+// The cache state of the thread of row `index`, made at its first use.
+CacheThread* thread_of(uint32_t index) {
+  CacheThread*& ct = (*g_threads)[index];
   if (!ct) {
     ct = new CacheThread;
     ct->targets.resize(g_targets->size());
@@ -115,8 +116,8 @@ void cache_enter(ThreadState* ts, uint32_t region) {
   // the wait for the simulation thread to catch up.
   const uint64_t t0 = now_ticks();
   cache_drain();
-  CacheThread* ct = thread_of(ts);
   const uint32_t index = thread_index(ts);
+  CacheThread* ct = thread_of(index);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
@@ -150,8 +151,8 @@ void cache_exit(ThreadState* ts, uint32_t region) {
   // So is the wait for the simulation thread to simulate them.
   const uint64_t t0 = now_ticks();
   cache_drain();
-  CacheThread* ct = thread_of(ts);
   const uint32_t index = thread_index(ts);
+  CacheThread* ct = thread_of(index);
   for (uint32_t i : (*g_region_targets)[region]) {
     const Target& t = (*g_targets)[i];
     TargetThread& tt = ct->targets[i];
