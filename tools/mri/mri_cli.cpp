@@ -27,8 +27,10 @@
 #include <vector>
 
 #include "cachesim.h"
+#include "config_file.h"
 #include "mri.h"
 #include "mri_export.h"
+#include "mri_text.h"
 
 #include <cerrno>
 #include <cmath>
@@ -441,19 +443,9 @@ MRI_Region_Spec find_region(const std::string& value) {
 }
 
 // A name as the tables show it: control characters written out (\n, \t,
-// \xNN), so that a name with a newline does not break its row in two.
-std::string printable(const std::string& name) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : name) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (byte < 0x20 || byte == 0x7f) out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
-    else out.push_back(c);
-  }
-  return out;
-}
+// \xNN), so that a name with a newline does not break its row in two; the
+// escaping of libmri's messages (protocol/mri_text.h).
+std::string printable(const std::string& name) { return mri::text::printable(name); }
 
 // A region's name as shown and exported: "(unnamed)" for an empty one (a
 // name the monitor's name pool had no room for: monitor_message says so).
@@ -2106,7 +2098,7 @@ void check_cache_level(const std::string& metric, int level, const std::string* 
   mri::sim::HierarchyConfig hierarchy;
   if (text.empty())
     hierarchy = mri::sim::default_config();
-  else if (!mri::sim::parse_config(text, hierarchy).empty())
+  else if (!mri::sim::parse_config_argument(text, hierarchy).empty())
     return;  // not valid: MRI_Application_Load() refuses it with the reason
   if (size_t(level) <= hierarchy.levels.size()) return;
   std::fprintf(stderr, "mri: --metric %s counts at L%d, but the simulated hierarchy (%s: %s) has %zu level%s\n",

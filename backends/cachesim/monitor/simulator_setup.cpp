@@ -102,6 +102,12 @@ sim::Hierarchy* simulator() {
   } else if (text[0] == '\0') {
     config = sim::default_config(&source);
     source = "this machine's caches (" + source + ")";
+  } else if (text[0] == '@') {
+    // A file name: the program opens no path from the segment (a FIFO
+    // would block this thread, /dev/zero exhaust its memory). The tool
+    // reads the file and sends its configuration (protocol version 12).
+    error = "the tool's configuration text starts with '@' (a file name); the program reads no file the tool "
+            "names, the tool sends the configuration itself";
   } else {
     error = sim::parse_config(text, config);
   }
@@ -125,8 +131,8 @@ sim::Hierarchy* simulator() {
     to->address_bits = h->split_mask() << h->split_shift();
     g_backend_sorts = true;
   }
-  std::snprintf(segment().cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
-                source.c_str(), how.c_str());
+  std::snprintf(segment().cache_info(), proto::kCacheConfigBytes, "%s (%s%s; %s)", sim::format_config(config).c_str(),
+                source.c_str(), how.c_str(), sim::Hierarchy::set_search_description().c_str());
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
 }
