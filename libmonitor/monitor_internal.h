@@ -1,4 +1,6 @@
 // monitor_internal.h - state shared by the files of libmonitor (the MCC).
+// Measurement sources outside the core see none of it: they use
+// sdk/services.h, which the core implements (source_services.cpp).
 //
 // Concurrency model (docs/architecture.md has the long form):
 //  * `g.mode` says what every application thread must do at a monitored event.
@@ -30,6 +32,7 @@
 #include "mri_protocol.h"
 #include "clock.h"
 #include "results.h"
+#include "services.h"
 #include "source.h"
 
 namespace mri::monitor {
@@ -47,10 +50,6 @@ inline constexpr int32_t kHiddenRegion = -2;  // a frame's region while instance
 // Trace records a thread keeps aside when its ring is full while the world
 // stops (a stop, the end): at most one event's records, 2 per trace request.
 inline constexpr uint32_t kStashRecords = 2 * proto::kMaxTraceRequests;
-
-// Overheads are kept in fixed point: 1/256 tick (a pair costs some tens of
-// ticks, so whole ticks would round away a few percent of it).
-inline constexpr uint32_t kOverheadFracBits = 8;
 
 // The readings of a frame (kReading sources: counters) live in
 // ThreadState::frame_readings (same index): the time-only path touches
@@ -192,12 +191,6 @@ struct AggTarget {
   uint16_t reading;    // kReading: index in the frame's readings
 };
 static_assert(sizeof(AggTarget) == 8);
-
-// Whether thread `index` is in a trace request's thread mask (nullptr: the
-// request traces every thread).
-inline bool in_thread_mask(const uint64_t* mask, uint32_t index) {
-  return !mask || ((mask[index >> 6] >> (index & 63)) & 1);
-}
 
 // One trace request attached to a region.
 struct TraceTarget {
@@ -407,7 +400,6 @@ void publish_once(bool at_end = false);
 void publish_state(proto::AppState state, proto::StopReason reason, int32_t region,
                    bool count_stop, int64_t ack = -1);
 void publish_ack(uint32_t ack);
-void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void arm_all(unsigned char value);
 void for_each_thread(void (*fn)(ThreadState*));  // every registered thread's state
 void quiesce(const ThreadState* self);
@@ -432,12 +424,6 @@ Monitor_Region_Descriptor* lasting_descriptor(const Monitor_Region_Descriptor& d
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
-// Callpath rows (hot_path.cpp): one instance added to the edge (caller,
-// callee) of a slice (nothing where the thread's edge table is full).
-// Inside the thread's sequence lock.
-void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
-              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost);
-
 // Unwinding for callpath profiles (unwind.cpp). unwind_enter fills
 // ts->unwound[index] for the frame just pushed for a region of `type`
 // (inside the slow path). unwind_available: false in a build without
@@ -450,7 +436,6 @@ __attribute__((noinline)) void unwind_enter(ThreadState* ts, uint32_t type, uint
 inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : clock::monotonic_ticks(); }
 
 // hot_path.cpp
-ThreadState* current_thread_state();
 // Ends the thread's open instances at the end of monitoring (hot_path.cpp).
 void close_open_instances(ThreadState* ts);
 // Ends a thread's measured instances still open at `now`, innermost
@@ -474,11 +459,9 @@ void sources_threads_not_waited_for(uint32_t late, uint32_t passed, uint32_t gav
 void sources_data_ended(uint32_t record);
 void sources_sync_thread();
 
-// data.cpp (both need registry_mutex held)
+// data.cpp (needs registry_mutex held; data_records() is in services.h)
 // At the first publication: the data structures registered so far.
 void data_publish_pending();
-// The published records, in table order (the MCC's own trusted copy).
-const std::vector<proto::DataRecord>& data_records();
 
 // readings.cpp
 // The calling thread (the owner of `ts`) prepares its reading sources for
@@ -533,13 +516,6 @@ void confirm_time_calibration();
 // threads quiescent, Global::readers in place): measures the counter kind
 // for the current reading list, unless it was already measured for it.
 void calibrate_readings(const std::vector<std::string>& readings);
-// A source's own measurement of a kind (ticks), or why there is none
-// (control thread); the tool's values (MRI_Set_Overhead) still take
-// precedence. The kind's published pair value in fixed point
-// (kOverheadFracBits), for a source that charges it itself.
-void publish_measured_overhead(proto::OverheadKind kind, double own_ticks, double pair_ticks, const char* note);
-void overhead_not_calibrated(proto::OverheadKind kind, const char* why);
-uint32_t overhead_pair_fixed(proto::OverheadKind kind);
 // At every release, after the calibrations above (control thread): the
 // values a tool set in place of a kind's measurement (MRI_Set_Overhead)
 // take effect, and a kind the tool cleared goes back to its measurement.
