@@ -88,13 +88,30 @@ for bins in 0 1025 '' +5 ' 5' 5x -1 99999999999999999999999; do
   grep -q 'gauss: n=' out.txt err.txt && fail "--bins '$bins': the program ran"
 done
 
-# --- --help (and -h) after a command: the usage on stdout, status 0.
+# --- --help (and -h) after a command: that command's usage and options on
+# stdout, nothing on stderr, status 0. Each lists its own options and not
+# another command's.
+declare -A own_option=([profile]='--fit RUNS' [trace]='--ring RECORDS' [hist]='--plot FILE' [regions]='-h, --help'
+                       [info]='-h, --help')
+declare -A other_option=([profile]='--ring' [trace]='--fit' [hist]='--unwind' [regions]='--metric' [info]='--region')
 for command in profile trace hist regions info; do
   for help in --help -h; do
     run 0 "$command" "$help"
-    grep -q '^usage: mri profile' out.txt || { cat out.txt; fail "mri $command $help: no usage"; }
+    [[ $(head -1 out.txt) == "usage: mri $command"* ]] || { cat out.txt; fail "mri $command $help: no usage of $command"; }
+    grep -q '^options:$' out.txt || { cat out.txt; fail "mri $command $help: no options"; }
+    grep -qF -- "  ${own_option[$command]}  " out.txt || { cat out.txt; fail "mri $command $help: ${own_option[$command]} not listed"; }
+    grep -qF -- "${other_option[$command]}" out.txt && { cat out.txt; fail "mri $command $help: lists ${other_option[$command]}"; }
+    [[ ! -s err.txt ]] || { cat err.txt; fail "mri $command $help: something on stderr"; }
   done
 done
+# mri --help, -h and help: every command's usage, status 0.
+for help in --help -h help; do
+  run 0 "$help"
+  for command in profile trace hist regions info; do
+    grep -qE "^(usage:|      ) mri $command( |\$)" out.txt || { cat out.txt; fail "mri $help: no usage of $command"; }
+  done
+done
+
 # --- mri started with standard output closed: the table cannot be
 # written, and mri says so with the right reason; the -o file is still
 # written; a command that prints nothing there is not disturbed. Before,
