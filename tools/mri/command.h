@@ -24,23 +24,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "usage.h"
+
 #include <map>
 #include <string>
 #include <vector>
 
 namespace mri::cli {
-
-// Ends mri with status 2: "mri: MESSAGE" and the hint "Try 'mri COMMAND
-// --help' for more information." (COMMAND: the one whose command line is
-// being checked; `mri --help` before a command was named) on stderr.
-[[noreturn]] void usage_error(const std::string& message);
-
-// A count given on the command line: digits only (no sign, no blanks, no
-// suffix, nothing empty), parsed with from_chars, which reports overflow.
-// strtol() and strtoul() take a sign and leading blanks, and strtoul()'s
-// unsigned long cut to 32 bits turned 4294968320 into 1024. false when `v`
-// is not such a number or is above `max`.
-bool whole_number(const std::string& v, unsigned long long max, unsigned long long& n);
 
 // One subcommand: its options (declared by the subclass's constructor with
 // the add_*() helpers, bound to its members), its synopsis and summary for

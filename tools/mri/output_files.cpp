@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "command.h"
+#include "usage.h"
 #include "mri_export.h"
 
 namespace mri::cli {

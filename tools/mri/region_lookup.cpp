@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "command.h"
+#include "usage.h"
 #include "program_run.h"
 
 namespace mri::cli {
