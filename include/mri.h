@@ -569,7 +569,12 @@ int MRI_Set_Trace_Buffer_Size(unsigned int ring_records, unsigned int tool_recor
 
 /* Not in the paper: per-thread accounting of trace records. For every
  * thread, emitted == delivered + discarded + buffered, exactly; once the
- * application has terminated and the buffer is empty, buffered is 0. */
+ * application has terminated and the buffer is empty, buffered is 0.
+ * A ring whose head is one its thread never writes (behind the tool's
+ * tail, more than the ring's capacity ahead of it, or moved after the
+ * program ended: a corrupt segment) is not read again in that run; what
+ * it can hold beyond the tail (at most the ring's records) is counted as
+ * discarded, and MRI_Get_Application_Status's monitor_message says so. */
 typedef struct {
     unsigned long long emitted;    /* records the thread produced */
     unsigned long long delivered;  /* returned to the tool by the Get functions */
@@ -621,7 +626,8 @@ typedef struct {
     unsigned int unmatched_exits;  /* exits of requested regions entered before their requests applied */
     unsigned int bad_requests;     /* corrupt request records the monitor ignored */
     unsigned int counter_errors;   /* times a thread could not set up its counters (see monitor_message) */
-    char monitor_message[256];     /* the latest problem the monitor noticed, "" if none */
+    char monitor_message[256];     /* the latest problem the monitor noticed, "" if none (see
+                                      MRI_Get_Application_Status) */
     /* 1: the program replaced itself with exec() (without fork()). Monitoring
      * ended there as at an exit: the instances then open were measured up to
      * it, every trace record was published. The new image is not monitored.
@@ -664,10 +670,25 @@ int MRI_Wait(void);
 int MRI_Wait_Timeout(int timeout_ms);
 
 /* Returns the status without blocking: MRI_APPLICATION_RUNNING, _STOPPED,
- * _TERMINATED, or MRI_Error. */
+ * _TERMINATED, or MRI_Error.
+ *
+ * A status that cannot be read: the application changes its status words
+ * between two steps of a sequence word, which is odd in between (a few
+ * instructions). A word that stays odd for 2 s while the program lives (a
+ * program frozen inside an update, a corrupt segment) marks the status of
+ * this run unreadable: the call that finds out takes those 2 s (the
+ * bound), and from then on MRI_No_Wait, MRI_Wait, MRI_Wait_Timeout,
+ * MRI_Get_Application_Status, MRI_Start, MRI_Start_Stop and MRI_Stop fail
+ * at once with that reason while it lives. MRI_Application_Finish() still
+ * ends it; its end is read as usual. */
 int MRI_No_Wait(void);
 
-/* Fills *info with the status and why the application stopped or ended. */
+/* Fills *info with the status and why the application stopped or ended.
+ * Errors: not initialised, NULL info, the status cannot be read (see
+ * MRI_No_Wait; *info then holds what is known: pid, monitored_pid,
+ * monitor_message, status MRI_APPLICATION_RUNNING). monitor_message holds
+ * the monitor's latest message; when this side found a trace ring of the
+ * segment corrupt (MRI_Get_Trace_Statistics), that comes first. */
 int MRI_Get_Application_Status(MRI_Application_Status_Info *info);
 
 /* Releases a stopped application until it terminates or MRI_Stop() is
@@ -929,10 +950,15 @@ int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec *data_structure, M
 /* The simulated cache hierarchy for the next MRI_Application_Load(), in the
  * simulator's syntax (simulator/README.md), e.g.
  * "L1:32K,8,64;L2:1M,16,64;L3:32M,16,64,shared;cores=4"; NULL or "" means
- * the machine's own caches (hwloc), which is also the default. Without a
- * call, MRI_CACHESIM_CONFIG in the environment at the load counts.
+ * the machine's own caches (hwloc), which is also the default. "@FILE"
+ * reads the configuration from FILE now (comments and line breaks
+ * allowed): a regular file of at most 64 KiB; the application gets its
+ * configuration, never the file's name. Without a call,
+ * MRI_CACHESIM_CONFIG in the environment at the load counts (the same
+ * forms; a file is read at the load).
  * Errors: the configuration is not valid (the message names the level,
- * field and reason). */
+ * field and reason); a file that cannot be opened, is not a regular file
+ * (a directory, a FIFO, a device) or is larger (the message names it). */
 int MRI_Set_Cache_Configuration(const char *config);
 /* The hierarchy the loaded application simulates, once a cache request has
  * been applied (before: ""), with where it came from. Writes at most

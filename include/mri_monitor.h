@@ -126,10 +126,12 @@ MONITOR_API int Monitor_Is_Attached(void);
  * published at once and can be requested from the next stop on.
  *
  * Returns 0, or -1 when: name is NULL or empty or longer than 255
- * characters, address is NULL, bytes is 0, the range wraps around the
- * address space, the same name is already registered in the same program
- * unit, or the table (1024 data structures) or the name pool is full (the
- * last three only with a tool attached, which also gets the reason).
+ * characters, address is NULL, bytes is 0, bytes is above 2^56 (the
+ * largest address space: a negative size cast to unsigned), the range
+ * wraps around the address space, the same name is already registered in
+ * the same program unit, or the table (1024 data structures) or the name
+ * pool is full (the last three only with a tool attached; with a tool, the
+ * tool also gets the reason of these and of the sizes).
  * Without a tool it only checks its arguments (no allocation). Thread-safe. */
 MONITOR_API int Monitor_Register_Data(const char *name, const void *address, unsigned long long bytes,
                                       const Monitor_Region_Descriptor *unit, const char *file);

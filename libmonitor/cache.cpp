@@ -271,6 +271,12 @@ sim::Hierarchy* simulator() {
   } else if (text[0] == '\0') {
     config = sim::default_config(&source);
     source = "this machine's caches (" + source + ")";
+  } else if (text[0] == '@') {
+    // A file name: the program opens no path from the segment (a FIFO
+    // would block this thread, /dev/zero exhaust its memory). The tool
+    // reads the file and sends its configuration (protocol version 12).
+    error = "the tool's configuration text starts with '@' (a file name); the program reads no file the tool "
+            "names, the tool sends the configuration itself";
   } else {
     error = sim::parse_config(text, config);
   }

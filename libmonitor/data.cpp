@@ -116,12 +116,20 @@ extern "C" int Monitor_Register_Data(const char* name, const void* address, unsi
   // could not end one there: NULL is refused).
   if (!name || !*name || std::strlen(name) > kMaxNameBytes || bytes == 0 || !address) return -1;
   const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
-  if (begin + bytes < begin) return -1;  // wraps around
-  if (!attached()) return 0;             // dormant: nothing to tell anybody
+  // A size no address space holds is a negative size cast to unsigned (or
+  // garbage): refused, as its histogram layout would be (mri_histogram.h).
+  const char* bad_size = bytes > mri::proto::kMaxDataStructureBytes ? "is above 2^56, the largest address space"
+                         : begin + bytes < begin                    ? "runs past the end of the address space"
+                                                                    : nullptr;
+  if (!attached()) return bad_size ? -1 : 0;  // dormant: nothing to tell anybody
   Entry e{name, begin, bytes, unit && unit->file ? unit->file : file ? file : "?", unit ? unit->line : 0};
   std::lock_guard<std::mutex> control(g.control_mutex);  // keeps a detach from unmapping the segment
   std::lock_guard<std::mutex> lock(g.registry_mutex);
-  if (!attached()) return 0;
+  if (!attached()) return bad_size ? -1 : 0;
+  if (bad_size) {
+    note_error("data structure \"%s\" not registered: its size of %llu bytes %s", name, bytes, bad_size);
+    return -1;
+  }
   if (!g_known) g_known = new std::vector<Entry>;
   for (const Entry& k : *g_known)
     if (!k.ended && k.name == e.name && k.file == e.file && k.line == e.line) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cachesim.h"
+#include "config_file.h"
 #include "mri.h"
 #include "mri_histogram.h"
 #include "mri_sync.h"
@@ -90,6 +91,9 @@ int refresh_data_structures() {
     if (uint64_t(rec.name_offset) + rec.name_len >= pool || rec.name_len == 0 || rec.file_id >= s.files.size() ||
         rec.bytes == 0 || rec.address + rec.bytes < rec.address)
       return fail("the application published a bad data-structure record (%u)", i);
+    if (rec.bytes > proto::kMaxDataStructureBytes)
+      return fail("the application published a data-structure record (%u) of %llu bytes, above 2^56 (no address "
+                  "space is that large)", i, (unsigned long long)rec.bytes);
     DataEntry& e = s.data.emplace_back();  // a deque: earlier entries (and their names) stay put
     e.record = rec;
     e.name.assign(v.strings() + rec.name_offset, rec.name_len);
@@ -135,18 +139,37 @@ int check_cache_request(Request& r, bool has_data_structure) {
   return MRI_OK;
 }
 
+// The text the application gets for a configuration as the user gave it
+// (`given`): itself, or for "@FILE" the canonical text of the file's
+// configuration (sim::format_config: comments and all left out, so that
+// it fits the segment), read here, bounded. The application never gets a
+// file name: it reads no file named in the segment (protocol version 12).
+// MRI_OK, or MRI_Error with `origin` and the reason.
+static int segment_text_of(const std::string& given, const char* origin, std::string& text) {
+  if (given.empty()) {
+    text.clear();
+    return MRI_OK;
+  }
+  if (given[0] != '@' && given.size() >= proto::kCacheConfigBytes)
+    return fail("%s is longer than %u characters", origin, proto::kCacheConfigBytes - 1);
+  sim::HierarchyConfig parsed;
+  const std::string error = sim::parse_config_argument(given, parsed);
+  if (!error.empty()) return fail("%s \"%s\": %s", origin, given.c_str(), error.c_str());
+  std::string out = given[0] == '@' ? sim::format_config(parsed) : given;
+  if (out.size() >= proto::kCacheConfigBytes)  // 9 canonical levels take about 450
+    return fail("%s \"%s\": the configuration is longer than %u characters", origin, given.c_str(),
+                proto::kCacheConfigBytes - 1);
+  text = std::move(out);
+  return MRI_OK;
+}
+
 int cache_configuration_for_load(std::string& text) {
   const char* env = std::getenv("MRI_CACHESIM_CONFIG");
-  const std::string config = s.cache_config_set ? s.cache_config : env ? env : "";
-  const char* origin = s.cache_config_set ? "cache configuration (MRI_Set_Cache_Configuration)" : "MRI_CACHESIM_CONFIG";
-  if (config.size() >= proto::kCacheConfigBytes)
-    return fail("%s is longer than %u characters", origin, proto::kCacheConfigBytes - 1);
-  if (!config.empty()) {
-    sim::HierarchyConfig parsed;
-    const std::string error = sim::parse_config(config, parsed);
-    if (!error.empty()) return fail("%s \"%s\": %s", origin, config.c_str(), error.c_str());
+  if (s.cache_config_set) {
+    text = s.cache_config;  // resolved and checked by MRI_Set_Cache_Configuration
+  } else if (segment_text_of(env ? env : "", "MRI_CACHESIM_CONFIG", text) != MRI_OK) {
+    return MRI_Error;
   }
-  text = config;
   // Read by the application (libmonitor/cache_worker.cpp), which inherits
   // this environment; a value it would not understand is refused here.
   const char* async = std::getenv("MRI_CACHESIM_ASYNC");
@@ -321,14 +344,9 @@ int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec* data_structure, M
 int MRI_Set_Cache_Configuration(const char* config) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
-  const std::string text = config ? config : "";
-  if (text.size() >= proto::kCacheConfigBytes)
-    return fail("cache configuration is longer than %u characters", proto::kCacheConfigBytes - 1);
-  if (!text.empty()) {
-    sim::HierarchyConfig parsed;
-    const std::string error = sim::parse_config(text, parsed);
-    if (!error.empty()) return fail("cache configuration \"%s\": %s", text.c_str(), error.c_str());
-  }
+  const std::string given = config ? config : "";
+  std::string text;
+  if (segment_text_of(given, "cache configuration", text) != MRI_OK) return MRI_Error;
   s.cache_config = text;
   s.cache_config_set = true;
   clear_error();

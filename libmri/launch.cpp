@@ -334,6 +334,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   }
   shmctl(shmid, IPC_RMID, nullptr);
   s.shmid = shmid;
+  ++s.run;
   s.view.base = static_cast<unsigned char*>(base);
   s.view.g = geo;
   s.view.l = layout;
@@ -348,6 +349,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   sync::store(h->magic, proto::kMagic);
   s.last_cmd_seq = 0;
   s.last_cmd = proto::Command::kNone;
+  s.status_stuck = false;
   s.slot_busy.assign(geo.max_requests, 0);
   s.next_slot = 0;
   s.trace_draining.clear();  // a new segment: its rings hold no record yet

@@ -11,6 +11,7 @@
 
 #include "mri.h"
 #include "mri_sync.h"
+#include "mri_text.h"
 #include "mri_papi.h"
 #include "tool_internal.h"
 
@@ -214,6 +215,7 @@ bool await_ack() {
   for (;;) {
     const uint32_t seq = sync::load(a.status_seq);
     if (!(seq & 1) && sync::load(a.ack_cmd_seq) == s.last_cmd_seq) return true;
+    if ((seq & 1) && s.status_stuck && seq == s.stuck_seq) return false;  // no acknowledgement can be read
     if (child_exited() || sync::monotonic_ns() > deadline) return false;
     sync::futex_wait_shared(const_cast<uint32_t*>(&a.status_seq), seq, 5'000'000);
   }
@@ -263,7 +265,8 @@ int wait_status(const char* name, int64_t timeout_ms) {
       v = s.view;
     }
     const uint32_t seq = sync::load(v.header()->app.status_seq);
-    const MRI_Application_Status st = current_status();
+    MRI_Application_Status st;
+    if (readable_status(&st) != MRI_OK) return MRI_Error;
     if (st != MRI_APPLICATION_RUNNING) {
       if (st == MRI_APPLICATION_TERMINATED) {
         if (ended_at_exec(snapshot().reason)) {
@@ -296,7 +299,10 @@ int fail(const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
-  t_error = text;
+  // Messages carry text from the segment (names, the monitor's reasons)
+  // and from the tool's own arguments: one line, no control character for
+  // the terminal that shows it.
+  t_error = text::printable(text);
   return MRI_Error;
 }
 
@@ -308,7 +314,12 @@ bool is_serial_region_type(MRI_Region_Type type) {
 }
 
 // A consistent copy of the application's status fields (they change
-// between an odd and an even status_seq).
+// between an odd and an even status_seq). A word that stays odd beyond
+// the retry (1000 yields, then 2 s) while the program lives marks the
+// run's status stuck at that value (Session::status_stuck): a later read
+// that finds the same value gives up at once, one that finds another odd
+// value after the yields, so no call waits the 2 s again (each of them
+// did: ten MRI_No_Wait() took 20 s).
 AppSnapshot snapshot() {
   const proto::AppControl& a = s.view.header()->app;
   AppSnapshot snap{};
@@ -316,12 +327,22 @@ AppSnapshot snapshot() {
   for (int attempt = 0;; ++attempt) {
     const uint32_t seq = sync::load(a.status_seq);
     if (seq & 1) {  // being written: a few instructions, unless the writer died or was frozen
+      if (s.status_stuck && seq == s.stuck_seq) {
+        snap.torn = true;
+        break;
+      }
       if (attempt < 1000) {
         sched_yield();
         continue;
       }
       if (give_up == 0) give_up = sync::monotonic_ns() + 2'000'000'000ull;
-      if (child_exited() || sync::monotonic_ns() > give_up) {
+      if (s.status_stuck || child_exited()) {
+        snap.torn = true;
+        break;
+      }
+      if (sync::monotonic_ns() > give_up) {
+        s.stuck_seq = seq;
+        s.status_stuck = true;
         snap.torn = true;
         break;
       }
@@ -357,6 +378,23 @@ MRI_Application_Status status_of(const AppSnapshot& snap) {
 MRI_Application_Status current_status() {
   if (!s.loaded) return MRI_APPLICATION_NOT_LOADED;
   return status_of(snapshot());
+}
+
+static int status_stuck_error() {
+  return fail("the application's status cannot be read: its status word has stayed odd (mid-update) for more than "
+              "2 s while the program lives (frozen inside an update, or a corrupt segment); "
+              "MRI_Application_Finish() ends it");
+}
+
+int readable_status(MRI_Application_Status* st) {
+  if (!s.loaded) {
+    *st = MRI_APPLICATION_NOT_LOADED;
+    return MRI_OK;
+  }
+  const AppSnapshot snap = snapshot();
+  *st = status_of(snap);
+  if (snap.torn && s.status_stuck && *st != MRI_APPLICATION_TERMINATED) return status_stuck_error();
+  return MRI_OK;
 }
 
 // Whether a trace request may take request record `slot`: no deleted
@@ -750,7 +788,8 @@ static int release(const MRI_Region_Spec* region) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded: call MRI_Application_Load() first");
-  const MRI_Application_Status st = current_status();
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
   if (st == MRI_APPLICATION_RUNNING) return fail("the application is running: wait for it to stop (MRI_Wait) or stop it (MRI_Stop)");
   int32_t bp = -1;
@@ -780,7 +819,8 @@ int MRI_Stop(void) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
-  const MRI_Application_Status st = current_status();
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   if (st == MRI_APPLICATION_TERMINATED) return fail("the application has terminated");
   if (st == MRI_APPLICATION_STOPPED) {
     clear_error();
@@ -802,8 +842,10 @@ int MRI_No_Wait(void) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.initialized) return fail("MRI_Init() has not been called");
   if (!s.loaded) return fail("no application loaded");
+  MRI_Application_Status st;
+  if (readable_status(&st) != MRI_OK) return MRI_Error;
   clear_error();
-  return current_status();
+  return st;
 }
 
 int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
@@ -827,8 +869,12 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
   info->unmatched_exits = snap.unmatched_exits;
   info->bad_requests = snap.bad_requests;
   info->counter_errors = sync::load(a.counter_errors);
-  std::memcpy(info->monitor_message, a.last_error, sizeof info->monitor_message);
-  info->monitor_message[sizeof info->monitor_message - 1] = '\0';
+  // The monitor's message; before it, what this side found corrupt in the
+  // segment, which explains results that lack records.
+  std::string message(a.last_error, strnlen(a.last_error, sizeof a.last_error));
+  if (const std::string problem = trace_problem(); !problem.empty())
+    message = message.empty() ? problem : problem + "; the monitor reported: " + message;
+  text::copy_printable(message, info->monitor_message, sizeof info->monitor_message);
   const auto reason = proto::StopReason(snap.reason);
   if (info->status == MRI_APPLICATION_TERMINATED) {
     child_exited();  // reaps it if it has ended since: its exit status, not 0, without MRI_Wait()
@@ -871,6 +917,8 @@ int MRI_Get_Application_Status(MRI_Application_Status_Info* info) {
     const int32_t region = snap.region;
     if (region >= 0 && size_t(region) < s.regions.size()) info->region = s.regions[region].spec;
   }
+  // The rest of *info stays filled (pid, monitor_message): what can be known.
+  if (snap.torn && s.status_stuck && info->status != MRI_APPLICATION_TERMINATED) return status_stuck_error();
   clear_error();
   return MRI_OK;
 }

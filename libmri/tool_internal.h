@@ -108,6 +108,7 @@ struct Session {
   int wait_status = 0;
   std::mutex reap_mu;
   int shmid = -1;
+  uint64_t run = 0;  // segments created so far: which one `view` is (trace accounting is per run)
   proto::View view;
   double ns_per_tick = 1.0;
   // Deques: they grow when regions are published late, and the names
@@ -115,6 +116,14 @@ struct Session {
   std::deque<RegionEntry> regions;
   std::deque<std::string> files;
   std::atomic<uint32_t> last_cmd_seq{0};  // read by MRI_Wait without mu
+  // The application's status word stayed odd (mid-update) beyond the
+  // bounded retry while it lived (snapshot()), at value stuck_seq: from
+  // then on in this run a status read that finds that value gives up at
+  // once (another odd value after a short spin only), and the calls that
+  // act on the status fail with the reason (readable_status()). Read
+  // without mu.
+  std::atomic<bool> status_stuck{false};
+  std::atomic<uint32_t> stuck_seq{0};
   proto::Command last_cmd = proto::Command::kNone;  // sent by send_command()
   unsigned iteration = 0;                 // releases in this run
   bool rotation = false;                  // MRI_Set_Counter_Rotation
@@ -231,6 +240,9 @@ struct AppSnapshot {
 AppSnapshot snapshot();
 MRI_Application_Status status_of(const AppSnapshot& snap);
 MRI_Application_Status current_status();
+// The status for a call that acts on it: MRI_OK and *st, or MRI_Error with
+// the reason when it cannot be read (Session::status_stuck).
+int readable_status(MRI_Application_Status* st);
 
 // Thread rows the application has in use (bounded by the geometry: the
 // count comes from the untrusted segment).
@@ -250,6 +262,7 @@ void trace_stop_collector();             // without mu; before the segment goes 
 void trace_forget_callback();            // without mu; MRI_Finalize, after trace_stop_collector
 bool trace_in_callback();                // the calling thread runs the trace call-back
 bool trace_slot_has_records(int slot);   // records of request record `slot` wait in the rings or the buffer
+std::string trace_problem();             // needs mu: the first corrupt trace ring of this run, "" if none
 
 // Data structures and simulated cache events (histogram.cpp); need mu.
 int refresh_data_structures();  // reads what the application registered since the last call

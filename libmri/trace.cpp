@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "mri.h"
@@ -51,6 +53,17 @@ struct Trace {
   size_t next = 0;
   size_t capacity = 1u << 20;
   std::vector<uint64_t> delivered, in_buffer;  // per thread
+  // Per thread, for run `run` (Session::run; kept after the collector
+  // stops, so that the statistics stay exact). taken: records moved out of its ring, the
+  // tool's own tail (the segment's tail word is a copy for the thread; any
+  // process on the segment could change it). end_head: its head at the
+  // first look after the program ended, which nothing may change after
+  // (kUnknownHead before). A ring found corrupt (corrupt_ring()) is not
+  // read again; `lost` records were counted as discarded for it.
+  std::vector<uint64_t> taken, end_head, lost;
+  std::vector<uint8_t> corrupt;
+  std::string problem;  // the first corrupt ring of this run, "" if none
+  uint64_t run = 0;
   MRI_Trace_Element_Spec current{};
   bool in_callback = false;
   uint64_t registrations = 0;  // MRI_Register_Call_Back_Function calls, so the collector sees a new call-back
@@ -75,6 +88,59 @@ struct SlotData {
 };
 SlotData g_slot_data[proto::kHardMaxRequests];
 
+constexpr uint64_t kUnknownHead = ~uint64_t(0);
+
+// With t.mu: the per-thread accounting starts anew for run `run`.
+void start_accounting(uint64_t run) {
+  t.run = run;
+  t.delivered.clear();
+  t.in_buffer.clear();
+  t.taken.clear();
+  t.end_head.clear();
+  t.lost.clear();
+  t.corrupt.clear();
+  t.problem.clear();
+}
+
+// With t.mu: sizes the per-thread state for `rows` threads.
+void cover_rows(uint32_t rows) {
+  if (t.delivered.size() >= rows) return;
+  t.delivered.resize(rows, 0);
+  t.in_buffer.resize(rows, 0);
+  t.taken.resize(rows, 0);
+  t.end_head.resize(rows, kUnknownHead);
+  t.lost.resize(rows, 0);
+  t.corrupt.resize(rows, 0);
+}
+
+// Whether a ring's head, as read, can be the thread's: the thread never
+// writes more than the ring holds beyond the tool's tail, and the tool
+// never takes more than the head.
+bool plausible_head(uint64_t head, uint64_t tail, uint64_t capacity) {
+  return head >= tail && head - tail <= capacity;
+}
+
+// With t.mu: thread th's ring holds values its thread never writes. What
+// the ring can hold beyond the tail (min(head - tail, capacity); 0 for a
+// head behind the tail) is counted as discarded, the ring is not read
+// again in this run (its records cannot be told from garbage; a loop over
+// a head of 2^62 fed the call-back without end), and the first such ring
+// is reported (trace_problem()).
+void corrupt_ring(uint32_t th, uint64_t head, uint64_t tail, uint64_t capacity, const char* why) {
+  cover_rows(th + 1);
+  if (t.corrupt[th]) return;
+  t.corrupt[th] = 1;
+  t.lost[th] = head > tail ? std::min(head - tail, capacity) : 0;
+  if (!t.problem.empty()) return;
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "thread %u's trace ring is corrupt (%s: head %llu, tail %llu, %llu records): %llu records counted as "
+                "discarded, the ring not read further",
+                th, why, (unsigned long long)head, (unsigned long long)tail, (unsigned long long)capacity,
+                (unsigned long long)t.lost[th]);
+  t.problem = text;
+}
+
 bool ended_application() {
   if (sync::load(t.view.header()->app.state) == uint32_t(proto::AppState::kTerminated)) return true;
   return child_exited();
@@ -94,9 +160,12 @@ bool stopped_application() {
 }
 
 // Moves what fits from the rings into the buffer. Returns the number of
-// records moved; *rings_empty tells whether every ring is empty now. With
-// t.mu held (the collector's thread, or a tool thread taking records).
-size_t collect_locked(bool* rings_empty) {
+// records moved; *rings_empty tells whether every ring is empty now (a
+// corrupt one counts as empty: it is not read). `ended`: the program had
+// ended before this call (its heads are final: what moves after the end
+// is bounded by what the rings then held). With t.mu held (the
+// collector's thread, or a tool thread taking records).
+size_t collect_locked(bool ended, bool* rings_empty) {
   const proto::View& v = t.view;
   const uint32_t rows = thread_rows(v);
   const uint64_t capacity = v.g.trace_records;
@@ -109,17 +178,23 @@ size_t collect_locked(bool* rings_empty) {
     t.buffer.erase(t.buffer.begin(), t.buffer.begin() + ptrdiff_t(t.next));
     t.next = 0;
   }
-  if (t.delivered.size() < rows) {
-    t.delivered.resize(rows, 0);
-    t.in_buffer.resize(rows, 0);
-  }
+  cover_rows(rows);
   for (uint32_t th = 0; th < rows; ++th) {
+    if (t.corrupt[th]) continue;
     proto::TraceRingHead* h = v.trace_head(th);
     proto::TraceRingTail* tl = v.trace_tail(th);
     const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
-    const uint64_t tail = tl->tail;
-    uint64_t n = head > tail ? head - tail : 0;
-    if (n > capacity) n = capacity;  // a corrupt head: never read past the ring
+    const uint64_t tail = t.taken[th];
+    if (ended && t.end_head[th] == kUnknownHead) t.end_head[th] = head;
+    if (ended && head != t.end_head[th]) {
+      corrupt_ring(th, head, tail, capacity, "its head moved after the program ended");
+      continue;
+    }
+    if (!plausible_head(head, tail, capacity)) {
+      corrupt_ring(th, head, tail, capacity, head < tail ? "its head is behind the tail" : "its head is beyond the ring");
+      continue;
+    }
+    const uint64_t n = head - tail;
     const size_t room = t.capacity - (t.buffer.size() - t.next);
     const uint64_t take = std::min<uint64_t>(n, room);
     if (take < n) empty = false;
@@ -130,6 +205,7 @@ size_t collect_locked(bool* rings_empty) {
       t.buffer.push_back(Record{r.timestamp, r.data, r.region, r.kind, r.request, th});
     }
     t.in_buffer[th] += take;
+    t.taken[th] = tail + take;
     moved += size_t(take);
     __atomic_store_n(&tl->tail, tail + take, __ATOMIC_RELEASE);
     sync::bump(tl->tail_seq);
@@ -140,9 +216,9 @@ size_t collect_locked(bool* rings_empty) {
   return moved;
 }
 
-size_t collect(bool* rings_empty) {
+size_t collect(bool ended, bool* rings_empty) {
   std::lock_guard<std::mutex> lock(t.mu);
-  return collect_locked(rings_empty);
+  return collect_locked(ended, rings_empty);
 }
 
 void run_callback(MRI_Call_Back_Function cb) {
@@ -177,7 +253,7 @@ void collector_main() {
     const uint32_t seq = sync::load(*signal);
     const bool ended = ended_application();  // before collecting: what it wrote before ending is in the rings
     bool rings_empty = true;
-    const size_t moved = collect(&rings_empty);
+    const size_t moved = collect(ended, &rings_empty);
     MRI_Call_Back_Function cb;
     size_t buffered;
     uint64_t registration;
@@ -264,10 +340,12 @@ int take_records(MRI_Trace_Element_Spec* out, int max) {
   bool refilled = false;
   while (n < max) {
     if (t.next == t.buffer.size()) {
-      if (refilled || !t.running || !t.view.base || !(ended_application() || stopped_application())) break;
+      if (refilled || !t.running || !t.view.base) break;
+      const bool ended = ended_application();
+      if (!ended && !stopped_application()) break;
       bool rings_empty = true;
       refilled = true;
-      if (collect_locked(&rings_empty) == 0) break;
+      if (collect_locked(ended, &rings_empty) == 0) break;
     }
     const Record& r = t.buffer[t.next++];
     fill(r, out[n++]);
@@ -299,10 +377,12 @@ bool trace_slot_has_records(int slot) {
   const proto::View& v = t.view;
   const uint64_t capacity = v.g.trace_records;
   const uint32_t rows = thread_rows(v);
+  cover_rows(rows);
   for (uint32_t th = 0; th < rows; ++th) {
     const uint64_t head = __atomic_load_n(&v.trace_head(th)->head, __ATOMIC_ACQUIRE);
-    const uint64_t tail = v.trace_tail(th)->tail;
-    const uint64_t n = std::min<uint64_t>(head > tail ? head - tail : 0, capacity);
+    const uint64_t tail = t.taken[th];
+    if (t.corrupt[th] || !plausible_head(head, tail, capacity)) continue;  // never delivered (corrupt_ring())
+    const uint64_t n = head - tail;
     const proto::TraceRecord* ring = v.trace_ring(th);
     for (uint64_t i = 0; i < n; ++i)
       if (ring[(tail + i) & (capacity - 1)].request == slot) return true;
@@ -327,8 +407,8 @@ void trace_start_collector() {
   t.buffer.reserve(std::min<size_t>(t.tool_records, 1u << 16));
   t.next = 0;
   t.capacity = std::max<size_t>(t.tool_records, s.view.g.trace_records);
-  t.delivered.assign(s.view.g.max_threads, 0);
-  t.in_buffer.assign(s.view.g.max_threads, 0);
+  start_accounting(s.run);
+  cover_rows(s.view.g.max_threads);
   t.finished = false;
   t.stop = false;
   t.running = true;
@@ -365,10 +445,13 @@ void trace_stop_collector() {
   collector.join();
   std::lock_guard<std::mutex> lock(t.mu);
   t.running = false;
-  t.buffer.clear();
+  t.buffer.clear();  // the records left in it are still counted as buffered (in_buffer)
   t.next = 0;
-  t.delivered.clear();
-  t.in_buffer.clear();
+}
+
+std::string trace_problem() {
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.run == s.run ? t.problem : std::string();
 }
 
 // MRI_Finalize: the session's call-back ends with it (after the final
@@ -442,11 +525,13 @@ int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Sta
   if (!thread || !stats) return fail("NULL argument");
   if (raw(thread->type) != MRI_THREAD) return fail("trace statistics are per thread (MRI_THREAD)");
   proto::View v;
+  uint64_t run;
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (!s.initialized) return fail("MRI_Init() has not been called");
     if (!s.loaded || !s.view.base) return fail("no application loaded");
     v = s.view;
+    run = s.run;
   }
   if (thread->id < 0 || uint32_t(thread->id) >= thread_rows(v))
     return fail("thread %d has produced no monitored event", thread->id);
@@ -454,13 +539,20 @@ int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Sta
   std::lock_guard<std::mutex> lock(t.mu);
   const proto::TraceRingHead* h = v.trace_head(th);
   const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
-  const uint64_t discarded = __atomic_load_n(&h->discarded, __ATOMIC_ACQUIRE);
-  const uint64_t tail = v.trace_tail(th)->tail;
+  const uint64_t app_discarded = __atomic_load_n(&h->discarded, __ATOMIC_ACQUIRE);
+  if (t.run != run) start_accounting(run);  // no trace request in this run yet: nothing taken
+  cover_rows(th + 1);
+  const uint64_t tail = t.taken[th];  // = delivered + in the tool-side buffer
+  if (!t.corrupt[th] && !plausible_head(head, tail, v.g.trace_records))
+    corrupt_ring(th, head, tail, v.g.trace_records,
+                 head < tail ? "its head is behind the tail" : "its head is beyond the ring");
+  const uint64_t in_ring = t.corrupt[th] ? 0 : head - tail;
+  const uint64_t lost = t.corrupt[th] ? t.lost[th] : 0;  // a corrupt ring's records: discarded
   std::memset(stats, 0, sizeof *stats);
-  stats->emitted = head + discarded;
-  stats->discarded = discarded;
-  stats->delivered = th < t.delivered.size() ? t.delivered[th] : 0;
-  stats->buffered = (head > tail ? head - tail : 0) + (th < t.in_buffer.size() ? t.in_buffer[th] : 0);
+  stats->emitted = tail + in_ring + lost + app_discarded;
+  stats->discarded = app_discarded + lost;
+  stats->delivered = t.delivered[th];
+  stats->buffered = in_ring + t.in_buffer[th];
   stats->waits = __atomic_load_n(&h->waits, __ATOMIC_RELAXED);
   stats->wait_ns = double(__atomic_load_n(&h->wait_ticks, __ATOMIC_RELAXED)) * s.ns_per_tick;
   clear_error();

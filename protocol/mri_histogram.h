@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mri_protocol.h"
@@ -43,36 +44,44 @@ struct HistogramLayout {
 // records[0, count), or over all of them when data_index is 0, with
 // `requested` bins. Returns nullptr on success, else why not (no data
 // structure, bad index, bins out of 1..kMaxHistogramBins or above the
-// bytes covered). Pure; thread-safe; records are not trusted (sizes of 0
-// and address ranges that wrap are errors).
+// bytes covered; `out` is then empty). Pure; thread-safe; records are not
+// trusted: sizes of 0 or above kMaxDataStructureBytes, address ranges that
+// wrap and totals of 2^64 bytes or more are errors, and no sum or rounding
+// here can wrap (every value stays at most the total, below 2^64).
 inline const char* histogram_layout(const DataRecord* records, uint32_t count, uint32_t data_index,
                                     uint32_t requested, HistogramLayout& out) {
   out = HistogramLayout{};
   if (requested < 1 || requested > kMaxHistogramBins) return "the number of bins must be 1..1024";
   if (data_index > count) return "data structure index out of range";
+  HistogramLayout l;
   const uint32_t first = data_index ? data_index - 1 : 0, last = data_index ? data_index : count;
   for (uint32_t i = first; i < last; ++i) {
     const DataRecord& r = records[i];
+    if (r.bytes > kMaxDataStructureBytes)
+      return "a data structure record is larger than 2^56 bytes (no address space is that large)";
     if (r.bytes == 0 || r.address + r.bytes < r.address) return "a data structure record has a bad address range";
-    out.pieces.push_back(HistogramPiece{i, r.address, r.bytes, 0, 0, 0, 0});
+    l.pieces.push_back(HistogramPiece{i, r.address, r.bytes, 0, 0, 0, 0});
   }
-  if (out.pieces.empty()) return "no data structure is registered";
-  std::sort(out.pieces.begin(), out.pieces.end(), [](const HistogramPiece& a, const HistogramPiece& b) {
+  if (l.pieces.empty()) return "no data structure is registered";
+  std::sort(l.pieces.begin(), l.pieces.end(), [](const HistogramPiece& a, const HistogramPiece& b) {
     return a.address != b.address ? a.address < b.address : a.data_index < b.data_index;
   });
-  for (HistogramPiece& p : out.pieces) {
-    p.packed = out.total_bytes;
-    out.total_bytes += p.bytes;
-    if (out.total_bytes < p.bytes) return "the data structures cover more than 2^64 bytes";
+  for (HistogramPiece& p : l.pieces) {
+    p.packed = l.total_bytes;
+    l.total_bytes += p.bytes;
+    if (l.total_bytes < p.bytes) return "the data structures cover 2^64 bytes or more";
   }
-  if (requested > out.total_bytes) return "more bins than bytes to cover";
-  out.bin_bytes = out.total_bytes / requested + (out.total_bytes % requested != 0);
-  out.bins = uint32_t((out.total_bytes + out.bin_bytes - 1) / out.bin_bytes);
-  for (HistogramPiece& p : out.pieces) {
-    p.first_bin = uint32_t(p.packed / out.bin_bytes);
-    p.phase = p.packed % out.bin_bytes;
-    p.bins = uint32_t((p.phase + p.bytes - 1) / out.bin_bytes + 1);
+  if (requested > l.total_bytes) return "more bins than bytes to cover";
+  // Ceilings as quotient plus remainder: (x + d - 1) / d wraps for x near 2^64.
+  l.bin_bytes = l.total_bytes / requested + (l.total_bytes % requested != 0);
+  l.bins = uint32_t(l.total_bytes / l.bin_bytes + (l.total_bytes % l.bin_bytes != 0));
+  for (HistogramPiece& p : l.pieces) {
+    p.first_bin = uint32_t(p.packed / l.bin_bytes);
+    p.phase = p.packed % l.bin_bytes;
+    const uint64_t last_byte = p.packed + (p.bytes - 1);  // below total_bytes
+    p.bins = uint32_t(last_byte / l.bin_bytes - p.first_bin + 1);
   }
+  out = std::move(l);
   return nullptr;
 }
 

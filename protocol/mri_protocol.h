@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 11
+#define MRI_PROTOCOL_VERSION 12
 #endif
 
 namespace mri::proto {
@@ -431,13 +431,19 @@ static_assert(sizeof(ProfileSlot) == 64);
 // first line of the declaring region, or 0 for file scope.
 struct DataRecord {
   uint64_t address;
-  uint64_t bytes;  // > 0
+  uint64_t bytes;  // 1..kMaxDataStructureBytes
   uint32_t name_offset;  // into the string pool
   uint32_t name_len;
   uint32_t file_id;
   int32_t line;
 };
 static_assert(sizeof(DataRecord) == 32);
+// The largest data structure (version 12): the largest address space Linux
+// gives a process (x86-64 with 5-level page tables: 2^56 bytes; arm64:
+// 2^52). A larger size is no object's (a negative size cast to unsigned):
+// the application refuses it at registration and both sides' histogram
+// layouts refuse a record with it, so sums of sizes stay far from 2^64.
+inline constexpr uint64_t kMaxDataStructureBytes = 1ull << 56;
 
 // Tool-written, one per request slot; read for Metric::kCacheEvent only.
 struct CacheRequestRecord {
@@ -483,7 +489,11 @@ struct Layout {
   // Version 7: data structures and the cache simulator.
   uint64_t data_records;     // [kMaxDataStructures] DataRecord (application-written)
   uint64_t cache_requests;   // [max_requests] CacheRequestRecord (tool-written)
-  uint64_t cache_config;     // char[kCacheConfigBytes]: the tool's simulator configuration ("" = the machine's)
+  // char[kCacheConfigBytes]: the tool's simulator configuration text ("" =
+  // the machine's). Version 12: text only; one that starts with '@' (a file
+  // name before) is refused: the application opens no path from the
+  // segment, the tool reads a file its user names and sends its contents.
+  uint64_t cache_config;
   uint64_t cache_info;       // char[kCacheConfigBytes]: the configuration the application simulates
   uint64_t histogram_heads;  // [kMaxHistograms] HistogramHead (application-written)
   uint64_t histograms;       // [kMaxHistograms][thread][kMaxHistogramBins] uint64_t event counts

@@ -79,14 +79,14 @@ std::string validate_config(const HierarchyConfig& config);
 // the line. A level is NAME:SIZE,WAYS,LINE[,OPTION...] with NAME L1..L8 or
 // I1, SIZE a byte count with an optional K, M or G (powers of 1024) suffix,
 // OPTION one of lru fifo private shared shared=N wb wt wa nwa. Other items:
-// cores=N, cachegrind-compat. Unless `text` starts with '@', which reads the
-// rest as a file name (parse_config_file). On success stores the validated
-// config in `out` and returns ""; on failure leaves `out` alone and returns
-// the reason. Pure apart from reading the file; thread-safe.
+// cores=N, cachegrind-compat. On success stores the validated config in
+// `out` and returns ""; on failure leaves `out` alone and returns the
+// reason. Pure: it reads no file. A text that starts with '@' (the form in
+// which a user names a file, resolved by config_file.h where the user gave
+// it) is an error, so a program that parses a text it was sent, such as
+// the monitored program the text its tool wrote into shared memory, never
+// opens a path from there. Thread-safe.
 std::string parse_config(std::string_view text, HierarchyConfig& out);
-
-// Reads a config file (same syntax, any number of lines). Errors name the file.
-std::string parse_config_file(const std::string& path, HierarchyConfig& out);
 
 // The canonical text of a config, which parse_config() reads back to an
 // equal config. Pure; thread-safe.

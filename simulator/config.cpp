@@ -1,10 +1,7 @@
 // config.cpp - the config syntax: parsing, validation, canonical text; and
 // the lackey trace line parser.
 #include <cctype>
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
 #include <sstream>
 
 #include "cachesim.h"
@@ -205,7 +202,10 @@ std::string parse_level(const std::string& name, const std::string& body, LevelC
 }  // namespace
 
 std::string parse_config(std::string_view text, HierarchyConfig& out) {
-  if (!text.empty() && text[0] == '@') return parse_config_file(std::string(text.substr(1)), out);
+  // The file form is resolved where a user gave it (config_file.h); here it
+  // can only be text from elsewhere, such as the tool's segment.
+  if (!text.empty() && text[0] == '@')
+    return "a configuration text that starts with '@' names a file, and the text parser reads no file";
   HierarchyConfig c;
   c.levels.clear();
   // Drop comments, then split on ';' and newlines.
@@ -275,24 +275,6 @@ uint64_t tag_bytes(const HierarchyConfig& config) {
   for (const LevelConfig& l : config.levels) bytes += level(l);
   if (config.instruction_l1) bytes += level(*config.instruction_l1);
   return bytes;
-}
-
-std::string parse_config_file(const std::string& path, HierarchyConfig& out) {
-  // stdio rather than a stream: a stream opens a directory, then reads
-  // nothing and reports no error, which left an empty config; fread says
-  // why it failed (EISDIR and the like).
-  std::FILE* in = std::fopen(path.c_str(), "rb");
-  if (!in) return "config file '" + path + "': cannot open: " + std::strerror(errno);
-  std::string text;
-  char chunk[4096];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, in)) > 0) text.append(chunk, got);
-  const int read_errno = std::ferror(in) ? errno : 0;
-  std::fclose(in);
-  if (read_errno != 0) return "config file '" + path + "': cannot read: " + std::strerror(read_errno);
-  if (!text.empty() && text[0] == '@') return "config file '" + path + "': a config file cannot name another";
-  if (std::string e = parse_config(text, out); !e.empty()) return "config file '" + path + "': " + e;
-  return "";
 }
 
 namespace {

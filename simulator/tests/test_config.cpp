@@ -1,12 +1,14 @@
 // The config syntax, its validation messages, and the machine's default
 // hierarchy.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "cachesim.h"
+#include "config_file.h"
 
 namespace {
 
@@ -68,11 +70,32 @@ TEST(Config, FileWithCommentsAndLines) {
     out << "# a two-level hierarchy\nL1:32K,8,64   # private L1\nL2:1M,16,64,shared\n\ncores=2\n";
   }
   HierarchyConfig c;
-  ASSERT_EQ(mri::sim::parse_config("@" + path, c), "");
+  ASSERT_EQ(mri::sim::parse_config_argument("@" + path, c), "");
   EXPECT_EQ(mri::sim::format_config(c), "L1:32K,8,64,lru,private,wb,wa;L2:1M,16,64,lru,shared,wb,wa;cores=2");
   std::remove(path.c_str());
-  EXPECT_EQ(parse_error("@/nonexistent/cachesim.cfg"),
+  EXPECT_EQ(mri::sim::parse_config_argument("@/nonexistent/cachesim.cfg", c),
             "config file '/nonexistent/cachesim.cfg': cannot open: No such file or directory");
+}
+
+// The parser reads text only: a text that starts with '@' (the form in
+// which a user names a file) is refused without opening anything. The
+// monitored program parses the text its tool wrote into shared memory, so
+// it must never follow a file name from there (it read /dev/zero until the
+// allocation failed, and blocked for ever on a FIFO).
+TEST(Config, TextThatNamesAFileIsRefused) {
+  const std::string path = ::testing::TempDir() + "cachesim_config_named.txt";
+  {
+    std::ofstream out(path);
+    out << "L1:32K,8,64\n";
+  }
+  HierarchyConfig c;
+  c.cores = 7;
+  EXPECT_EQ(mri::sim::parse_config("@" + path, c),
+            "a configuration text that starts with '@' names a file, and the text parser reads no file");
+  EXPECT_EQ(c.cores, 7u) << "the configuration was changed";
+  std::remove(path.c_str());
+  EXPECT_EQ(parse_error("@/dev/zero"),
+            "a configuration text that starts with '@' names a file, and the text parser reads no file");
 }
 
 TEST(Config, ValidationMessages) {
@@ -134,11 +157,52 @@ TEST(Config, RepeatedOrContradictoryItems) {
   EXPECT_EQ(parse_error("L1:32K,8,64,fifo,shared,wt,nwa;cores=2"), "");
 }
 
-TEST(Config, FileThatIsADirectory) {
-  // A directory opens like a file and reads as nothing, which used to give
-  // "no data cache level (L1 is required)".
+// Only regular files are read, at most kMaxConfigFileBytes of them: a
+// directory (which opens like a file and reads as nothing), /dev/zero
+// (which never ends) and a FIFO (whose open blocks until a writer comes)
+// are refused before a byte is read, with one line that names the file.
+TEST(ConfigFile, OnlyRegularFilesOfBoundedSize) {
+  HierarchyConfig c;
   const std::string dir = ::testing::TempDir();
-  EXPECT_EQ(parse_error("@" + dir), "config file '" + dir + "': cannot read: Is a directory");
+  EXPECT_EQ(mri::sim::parse_config_argument("@" + dir, c), "config file '" + dir + "': not a regular file (a directory)");
+  EXPECT_EQ(mri::sim::parse_config_argument("@/dev/zero", c),
+            "config file '/dev/zero': not a regular file (a character device)");
+  const std::string fifo = dir + "cachesim_config_fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(mri::sim::parse_config_argument("@" + fifo, c), "config file '" + fifo + "': not a regular file (a FIFO)");
+  std::remove(fifo.c_str());
+
+  const std::string big = dir + "cachesim_config_big.txt";
+  std::string text;
+  {
+    std::ofstream out(big);
+    const std::string comment = "# " + std::string(60, '-') + "\n";
+    for (size_t n = 0; n + comment.size() <= mri::sim::kMaxConfigFileBytes - 12; n += comment.size()) out << comment;
+    out << "L1:32K,8,64\n";
+  }
+  EXPECT_EQ(mri::sim::resolve_config_argument("@" + big, text), "");  // just within the bound
+  EXPECT_LE(text.size(), mri::sim::kMaxConfigFileBytes);
+  ASSERT_EQ(mri::sim::parse_config_argument("@" + big, c), "");
+  EXPECT_EQ(mri::sim::format_config(c), "L1:32K,8,64,lru,private,wb,wa;cores=1");
+  { std::ofstream(big, std::ios::app) << "# one line too many\n"; }
+  text = "unchanged";
+  const std::string error = mri::sim::resolve_config_argument("@" + big, text);
+  EXPECT_EQ(error.rfind("config file '" + big + "': ", 0), 0u) << error;
+  EXPECT_NE(error.find(" bytes, more than the 65536 a configuration file may have"), std::string::npos) << error;
+  EXPECT_EQ(text, "unchanged");
+  std::remove(big.c_str());
+
+  const std::string nested = dir + "cachesim_config_nested.txt";
+  { std::ofstream(nested) << "@" << big; }
+  EXPECT_EQ(mri::sim::parse_config_argument("@" + nested, c), "config file '" + nested + "': a config file cannot name another");
+  { std::ofstream(nested) << "L1:32K,8,64;L2:bogus"; }
+  EXPECT_EQ(mri::sim::parse_config_argument("@" + nested, c),
+            "config file '" + nested + "': L2: expected SIZE,WAYS,LINE[,OPTION...], got 'bogus'");
+  std::remove(nested.c_str());
+  // Text that does not start with '@' is the configuration itself.
+  EXPECT_EQ(mri::sim::resolve_config_argument("L1:32K,8,64", text), "");
+  EXPECT_EQ(text, "L1:32K,8,64");
 }
 
 TEST(Config, ValidateIsPure) {

@@ -77,6 +77,11 @@
  *                                     a byte each) before the first region (exit 4
  *                                     when one fails that the table holds, 5 when one
  *                                     at address NULL is taken), then one "step"
+ *   mri_testapp huge_data             registers "fine" (16 bytes) and "negative" (from a
+ *                                     static buffer up to the last byte of the address
+ *                                     space: a negative size cast, which does not wrap)
+ *                                     before the first region, then one "step"; exit 6
+ *                                     when "negative" is taken, 7 when "fine" is not
  *   mri_testapp long_names N BYTES    registers N ROUTINE regions at run time, each
  *                                     named by BYTES characters ("0xxx...", "1xxx...",
  *                                     ...), and runs each once (exit 3 when one gets
@@ -97,6 +102,7 @@
 #include <sys/wait.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,6 +392,12 @@ int main(int argc, char **argv)
         }
         if (Monitor_Register_Data("null", NULL, 16, NULL, __FILE__) != -1) return 5;
     }
+    if (argc == 2 && strcmp(argv[1], "huge_data") == 0) {
+        static char fine[16];
+        const unsigned long long to_the_end = ~0ull - (unsigned long long)(uintptr_t)fine;
+        if (Monitor_Register_Data("negative", fine, to_the_end, NULL, __FILE__) != -1) return 6;
+        if (Monitor_Register_Data("fine", fine, sizeof fine, NULL, __FILE__) != 0) return 7;
+    }
     if (argc == 4 && strcmp(argv[1], "early_dlclose") == 0) {
         void *module;
         if (!load_plugin(argv[2], &module)) return 3;
@@ -493,7 +505,7 @@ int main(int argc, char **argv)
                 break;
             }
         }
-    } else if (strcmp(mode, "late_start") == 0 || strcmp(mode, "many_data") == 0) {
+    } else if (strcmp(mode, "late_start") == 0 || strcmp(mode, "many_data") == 0 || strcmp(mode, "huge_data") == 0) {
         one_step(0);
     } else if (strcmp(mode, "long_names") == 0) {
         /* Names that outgrow the monitor's name pool (1 MiB by default). */

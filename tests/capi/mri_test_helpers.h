@@ -116,4 +116,12 @@ static inline double median(double *v, int n)
     return v[n / 2];
 }
 
+/* Runs only the tests whose names match MRI_TEST_FILTER (a cmocka pattern,
+ * '*' and '?'), when it is set: call before cmocka_run_group_tests(). */
+static inline void mri_test_filter_from_environment(void)
+{
+    const char *filter = getenv("MRI_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
+}
+
 #endif

@@ -23,6 +23,7 @@
 
 #include "mri.h"
 #include "mri_test_helpers.h"
+#include "segment_peer.h"
 
 #ifndef MRI_TESTAPP
 #error "MRI_TESTAPP must name the test application"
@@ -744,6 +745,121 @@ static void test_data_structures_beyond_the_table(void **state)
     assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
     assert_int_equal(st.exit_code, 0);
     assert_string_equal(st.monitor_message, "");
+}
+
+/* A size no address space holds (a negative size cast to unsigned, whose
+ * range ends at the last byte and so does not wrap) is refused at the
+ * registration with the reason; before, it was published and its histogram
+ * layout wrapped (0 bins). */
+static void test_data_structure_of_a_negative_size(void **state)
+{
+    (void)state;
+    load("huge_data", NULL);
+    MRI_Data_Structure_Table t;
+    assert_int_equal(MRI_Get_Data_Structures(&t), MRI_OK);
+    assert_int_equal(t.nr_Elements, 1);
+    assert_string_equal(t.data_structure[0].name, "fine");
+    run_to_end();
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    if (!strstr(st.monitor_message, "data structure \"negative\" not registered: its size of ") ||
+        !strstr(st.monitor_message, " bytes is above 2^56, the largest address space"))
+        fail_msg("monitor_message: %s", st.monitor_message);
+}
+
+/* Writes `text` to `path`; fails the test when it cannot. */
+static void write_text_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) fail_msg("cannot write %s", path);
+}
+
+/* A cache configuration named "@FILE" is read by the tool, bounded: a
+ * regular file of at most 64 KiB. Anything else fails at once with one line
+ * that names the file and why (before, /dev/zero was read until the
+ * allocation failed and the tool aborted, and a FIFO blocked it for ever in
+ * open()). MRI_CACHESIM_CONFIG alike, at the load. These need no cache
+ * simulator in the program: they are the tool's checks. */
+static void test_cache_configuration_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mri_cache_config_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[64], big[64], nested[64], good[64], arg[80], want[256];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(big, sizeof big, "%s/big", dir);
+    snprintf(nested, sizeof nested, "%s/nested", dir);
+    snprintf(good, sizeof good, "%s/good", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char *text = malloc(70000);
+    assert_non_null(text);
+    memset(text, '#', 69999);
+    text[69999] = '\0';
+    write_text_file(big, text);
+    free(text);
+    write_text_file(nested, "@/dev/zero\n");
+    write_text_file(good, "# two levels\nL1:32K,8,64\nL2:1M,16,64  # private\n");
+    assert_int_equal(MRI_Init(), MRI_OK);
+    alarm(60); /* a FIFO that blocks ends the test here rather than hanging it */
+    snprintf(arg, sizeof arg, "@%s", fifo);
+    snprintf(want, sizeof want, "cache configuration \"%s\": config file '%s': not a regular file (a FIFO)", arg, fifo);
+    expect_error(MRI_Set_Cache_Configuration(arg), want);
+    expect_error(MRI_Set_Cache_Configuration("@/dev/zero"),
+                 "cache configuration \"@/dev/zero\": config file '/dev/zero': not a regular file (a character device)");
+    snprintf(arg, sizeof arg, "@%s", dir);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': not a regular file (a directory)");
+    snprintf(arg, sizeof arg, "@%s", big);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': 69999 bytes, more than the 65536 a configuration file may have");
+    snprintf(arg, sizeof arg, "@%s", nested);
+    expect_error(MRI_Set_Cache_Configuration(arg), "': a config file cannot name another");
+    expect_error(MRI_Set_Cache_Configuration("@/nonexistent/caches"),
+                 "config file '/nonexistent/caches': cannot open: No such file or directory");
+    assert_null(strchr(MRI_Get_Error_Message(), '\n'));
+    /* The environment, at the load: the program is not started. */
+    setenv("MRI_CACHESIM_CONFIG", "@/dev/zero", 1);
+    char *argv[] = {MRI_TESTAPP, "steps", "1", "0", NULL};
+    expect_error(MRI_Application_Load(MRI_TESTAPP, argv),
+                 "MRI_CACHESIM_CONFIG \"@/dev/zero\": config file '/dev/zero': not a regular file (a character device)");
+    snprintf(arg, sizeof arg, "@%s", fifo);
+    setenv("MRI_CACHESIM_CONFIG", arg, 1);
+    expect_error(MRI_Application_Load(MRI_TESTAPP, argv), "': not a regular file (a FIFO)");
+    unsetenv("MRI_CACHESIM_CONFIG");
+    alarm(0);
+    snprintf(arg, sizeof arg, "@%s", good);
+    assert_int_equal(MRI_Set_Cache_Configuration(arg), MRI_OK);
+    unlink(fifo);
+    unlink(big);
+    unlink(nested);
+    unlink(good);
+    rmdir(dir);
+}
+
+/* Text from the segment reaches the tool's user escaped, as the region
+ * tables show names: the monitor's message with a terminal escape, a bell
+ * and a newline in it (written here as a faulty or hostile program would)
+ * comes out as \x1b, \x07 and \n; so does every error message (before,
+ * the raw bytes went to the terminal). */
+static void test_messages_are_printable(void **state)
+{
+    (void)state;
+    load("steps", "1", "0", NULL);
+    char *message = mri_test_last_error();
+    assert_non_null(message);
+    snprintf(message, mri_test_message_bytes(), "bad\x1b]0;title\x07\nline two\x7f\xc2\x9b" "2J \xc3\xa9t\xc3\xa9");
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_string_equal(st.monitor_message, "bad\\x1b]0;title\\x07\\nline two\\x7f\\xc2\\x9b2J \xc3\xa9t\xc3\xa9");
+    /* Longer once escaped than the field: cut before an escape that does
+     * not fit whole (127 of the 255 "\n" take 254 of its 255 bytes). */
+    memset(message, '\n', mri_test_message_bytes() - 1);
+    message[mri_test_message_bytes() - 1] = '\0';
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(strlen(st.monitor_message), 254);
+    for (size_t i = 0; i < 254; i += 2) assert_memory_equal(st.monitor_message + i, "\\n", 2);
+    expect_error(MRI_Set_Cache_Configuration("L1:\x1b[2J"), "cache configuration \"L1:\\x1b[2J\": ");
+    MRI_Application_Finish();
 }
 
 /* Names that do not fit in the name pool are published empty, and the
@@ -1626,6 +1742,9 @@ int main(void)
         cmocka_unit_test_teardown(test_release_never_taken_is_not_counted, teardown),
         cmocka_unit_test_teardown(test_crash_keeps_results, teardown),
         cmocka_unit_test_teardown(test_data_structures_beyond_the_table, teardown),
+        cmocka_unit_test_teardown(test_data_structure_of_a_negative_size, teardown),
+        cmocka_unit_test_teardown(test_cache_configuration_files, teardown),
+        cmocka_unit_test_teardown(test_messages_are_printable, teardown),
         cmocka_unit_test_teardown(test_names_beyond_the_name_pool, teardown),
         cmocka_unit_test_teardown(test_exit_code_and_reload, teardown),
         cmocka_unit_test_teardown(test_death_before_the_first_region, teardown),
@@ -1659,5 +1778,6 @@ int main(void)
         cmocka_unit_test_teardown(test_stray_exit_is_no_breakpoint, teardown),
         cmocka_unit_test_teardown(test_breakpoint_in_the_instance_stopped_inside, teardown),
     };
+    mri_test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

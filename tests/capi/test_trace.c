@@ -978,5 +978,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_callpath_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_callpath_unwinding, setup, teardown),
     };
+    mri_test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

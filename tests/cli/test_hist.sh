@@ -10,8 +10,10 @@
 #   - a program without any region (mri_noregions): mri profile says it has
 #     none (status 1: nothing measured), mri regions lists none and says so;
 #   - more bins than the registered data structures' bytes, an event of a
-#     cache level the simulated hierarchy lacks, and an empty
-#     --config, are refused before the program runs (status 2).
+#     cache level the simulated hierarchy lacks, an empty --config, and a
+#     configuration file ("@FILE") that is not a regular file of at most
+#     64 KiB, are refused before the program runs (status 2; 1 from
+#     MRI_CACHESIM_CONFIG).
 #
 #   test_hist.sh MRI GAUSS GAUSS_CACHESIM|- TESTAPP NOREGIONS WORKDIR
 set -uo pipefail
@@ -64,6 +66,33 @@ run 0 regions -- "$noregions"
 [[ $(grep -vc "no region here" out.txt) == 1 ]] || { cat out.txt; fail "mri regions -- $noregions: more than the header"; }
 grep -qF "mri: $noregions published no region at its start" err.txt ||
   { cat err.txt; fail "mri regions -- $noregions: no note"; }
+
+# --- A configuration file ("@FILE"): regular files only, at most 64 KiB,
+# else one line that names the file and why, before anything runs (before:
+# /dev/zero was read until mri aborted, and a FIFO hung it with no output).
+# `timeout`: a hang fails here instead of at the suite's time limit.
+mkfifo config.fifo
+printf '%s\n' "# 0123456789abcdef" > comments.cfg
+for k in $(seq 12); do cat comments.cfg comments.cfg > twice.cfg && mv twice.cfg comments.cfg; done  # 76 KiB
+for bad in "/dev/zero:not a regular file (a character device)" "config.fifo:not a regular file (a FIFO)" \
+           ".:not a regular file (a directory)" "comments.cfg:77824 bytes, more than the 65536 a configuration file may have"; do
+  file=${bad%%:*} why=${bad#*:}
+  timeout 60 "$mri" hist --metric L1_DATA_READ_MISS --config "@$file" -o never.csv -- "$gauss" >out.txt 2>err.txt
+  got=$?
+  [[ $got == 2 ]] || { cat err.txt; fail "mri hist --config @$file: status $got, expected 2 (124: it hung)"; }
+  [[ $(wc -l <err.txt) == 1 ]] &&
+    grep -qxF "mri: --config: cache configuration \"@$file\": config file '$file': $why" err.txt ||
+    { cat err.txt; fail "mri hist --config @$file: not the one-line reason"; }
+  MRI_CACHESIM_CONFIG="@$file" timeout 60 "$mri" hist --metric L1_DATA_READ_MISS -o never.csv -- "$gauss" >out.txt 2>err.txt
+  got=$?
+  [[ $got == 1 ]] || { cat err.txt; fail "MRI_CACHESIM_CONFIG=@$file mri hist: status $got, expected 1 (124: it hung)"; }
+  [[ $(wc -l <err.txt) == 1 ]] &&
+    grep -qxF "mri: cannot load the program: MRI_CACHESIM_CONFIG \"@$file\": config file '$file': $why" err.txt ||
+    { cat err.txt; fail "MRI_CACHESIM_CONFIG=@$file mri hist: not the one-line reason"; }
+  grep -q "gauss: n=" out.txt err.txt && fail "mri hist with @$file: the program ran"
+  [[ ! -e never.csv ]] || fail "mri hist with @$file: wrote a CSV"
+done
+rm -f config.fifo comments.cfg
 
 if [[ -z $cachesim ]]; then
   echo "mri hist parts skipped: this build has no cache-simulator instrumentation (gauss_cachesim)"

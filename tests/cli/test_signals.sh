@@ -7,7 +7,9 @@
 # catches them and ends monitoring first, as at an exit: the instances open
 # then are measured (main's row counts its one call) and every trace
 # record is written, each enter with its leave. SIGKILL to the program
-# ends it at once: mri says what the results then hold.
+# ends it at once: mri says what the results then hold. SIGKILL to mri
+# leaves its temporary output file, which the next run of the same output
+# removes.
 #
 #   test_signals.sh MRI TESTAPP WORKDIR
 set -uo pipefail
@@ -155,4 +157,21 @@ grep -q 'was killed by signal 9 (Killed)' err.txt || { cat err.txt; fail "deaf: 
 grep -qE '^  step +LOOP ' out.txt || { cat out.txt err.txt; fail "deaf: no row of region step"; }
 program=
 rm -f deaf.sh
+
+# --- SIGKILL to mri alone while it writes a trace: its temporary file
+# (.killed.vtf.tmp-PID-XXXXXX) stays, as nothing can remove it then; the
+# next run that writes the same output removes it (its writer is gone).
+started "trace, SIGKILL to mri" trace -o killed.vtf -- "$app" forever running
+program=$(pgrep -P "$pid")
+kill -KILL "$pid"
+wait "$pid"
+kill -KILL "$program"  # detached from its dead tool, it would run on
+for _ in $(seq 50); do kill -0 "$program" 2>/dev/null || break; sleep 0.1; done
+program=
+stale=$(ls -A | grep -E '^\.killed\.vtf\.tmp-' || true)
+[[ -n $stale ]] || fail "trace, SIGKILL to mri: no temporary file left behind to test with"
+"$mri" trace -o killed.vtf -- "$app" steps 2 0 >out.txt 2>err.txt || { cat err.txt; fail "trace after a killed one failed"; }
+[[ ! -e $stale ]] || fail "trace after a killed one: $stale is still there"
+rm -f killed.vtf
+only
 echo "signals: all checks passed"

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "mri.h"
 #include "mri_protocol.h"
 #include "mri_sync.h"
+#include "segment_peer.h"
 
 extern char** environ;
 
@@ -303,6 +305,149 @@ TEST(RogueSegment, GarbageRequestsAreContained) {
   EXPECT_GT(seg.header()->app.bad_requests, 0u);
   EXPECT_EQ(seg.header()->app.state, uint32_t(proto::AppState::kTerminated));
   EXPECT_NE(std::string(seg.header()->app.last_error).size(), 0u);
+}
+
+// ---------------------------------------------------------------------------
+// A rogue application (or a third process on the segment): the words the
+// application writes hold values it never writes, under a real tool. Here
+// the test process plays that peer on the segment libmri attached in it
+// (tests/peer). The tool runs in a child process with a watchdog, so that
+// a hang fails the test instead of the suite.
+
+// Runs `body` in a child process; returns what it returned ("" for
+// success), or why it did not (it hung beyond limit_ms: killed; it died).
+std::string in_tool_process(int limit_ms, const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t tool = fork();
+  if (tool < 0) return "fork failed";
+  if (tool == 0) {
+    close(fds[0]);
+    const std::string verdict = body();
+    const ssize_t n = write(fds[1], verdict.data(), verdict.size());
+    _exit(n == ssize_t(verdict.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  int status = 0;
+  const bool ended = wait_for(tool, limit_ms, &status);
+  if (!ended) {
+    kill(tool, SIGKILL);
+    waitpid(tool, nullptr, 0);
+  }
+  std::string verdict;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) verdict.append(buf, size_t(n));
+  close(fds[0]);
+  if (!ended) return "the tool hung (killed after " + std::to_string(limit_ms) + " ms): " + verdict;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "the tool died (status " + std::to_string(status) + ")";
+  return verdict;
+}
+
+std::string failure(const char* what) { return std::string(what) + ": " + MRI_Get_Error_Message(); }
+
+// The trace call-back of the corrupt-head test: it takes every record,
+// and at its first call after the program's end sets thread 0's ring head
+// to 2^62, far beyond the tail plus the ring's 1024 records.
+unsigned long long g_taken = 0;
+bool g_corrupted = false;
+void take_and_corrupt() {
+  MRI_Trace_Element_Spec records[256];
+  for (int n; (n = MRI_Get_Trace_Records(records, 256)) > 0;) g_taken += unsigned(n);
+  if (!g_corrupted && MRI_No_Wait() == MRI_APPLICATION_TERMINATED) {
+    *mri_test_trace_head(0) = 1ull << 62;
+    g_corrupted = true;
+  }
+}
+
+// A ring whose head is more than its capacity ahead of the tool's tail is
+// corrupt: its records are counted as discarded (what it can hold), the
+// tool says so and reads it no more. Before, the collector fed the
+// call-back one ring of garbage after another without end once the
+// program had ended, and MRI_Wait (and MRI_Finalize) never returned.
+TEST(RogueApplication, TraceRingHeadBeyondItsCapacity) {
+  const std::string verdict = in_tool_process(60000, []() -> std::string {
+    if (MRI_Init() != MRI_OK || MRI_Set_Trace_Buffer_Size(1024, 0) != MRI_OK) return failure("init");
+    char* argv[] = {const_cast<char*>(MRI_TESTAPP), const_cast<char*>("nested"), const_cast<char*>("1"),
+                    const_cast<char*>("50"), nullptr};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) return failure("load");
+    MRI_Region_Spec main_region;
+    if (MRI_Find_Region("main", &main_region) != MRI_OK) return failure("find main");
+    MRI_Runtime_Information_Spec ri = MRI_REGION_EVENT;
+    MRI_Region_Table regions{&main_region, 1};
+    if (MRI_Trace_Request(&ri, &regions, nullptr, nullptr) < 0) return failure("trace request");
+    if (MRI_Register_Call_Back_Function(take_and_corrupt) != MRI_OK) return failure("call-back");
+    if (MRI_Start() != MRI_OK) return failure("start");
+    if (MRI_Wait() != MRI_APPLICATION_TERMINATED) return failure("wait");
+    if (!g_corrupted) return "the call-back never ran after the end: the head was not corrupted";
+    const MRI_Active_Object_Spec thread{MRI_THREAD, 0};
+    MRI_Trace_Statistics st;
+    if (MRI_Get_Trace_Statistics(&thread, &st) != MRI_OK) return failure("statistics");
+    std::string problems;
+    // 50 steps of one step and two inners, main: 302 records.
+    if (g_taken != 302 || st.delivered != 302) problems += "delivered " + std::to_string(st.delivered) + ", taken " + std::to_string(g_taken) + ", not 302; ";
+    if (st.buffered != 0) problems += "buffered " + std::to_string(st.buffered) + "; ";
+    if (st.discarded != 1024) problems += "discarded " + std::to_string(st.discarded) + ", not the ring's 1024; ";
+    if (st.emitted != st.delivered + st.discarded + st.buffered) problems += "emitted does not add up; ";
+    MRI_Application_Status_Info info;
+    if (MRI_Get_Application_Status(&info) != MRI_OK) return failure("status");
+    const std::string message = info.monitor_message;
+    if (message.find("thread 0's trace ring is corrupt") == std::string::npos)
+      problems += "monitor_message does not say so: \"" + message + "\"; ";
+    if (MRI_Finalize() != MRI_OK) return failure("finalize");
+    return problems;
+  });
+  EXPECT_EQ(verdict, "");
+}
+
+// The application's status sequence word left odd (a writer frozen or
+// killed mid-update, or a rogue peer): the tool finds out once, within
+// its bounded retry (2 s), marks the session's status unreadable and
+// fails every later call that needs it at once, with the reason. Before,
+// every call waited the 2 s again: ten MRI_No_Wait() took 20 s, MRI_Stop()
+// 4 s.
+TEST(RogueApplication, StatusWordLeftOdd) {
+  const std::string verdict = in_tool_process(120000, []() -> std::string {
+    if (MRI_Init() != MRI_OK) return failure("init");
+    char* argv[] = {const_cast<char*>(MRI_TESTAPP), const_cast<char*>("steps"), const_cast<char*>("3"),
+                    const_cast<char*>("1"), nullptr};
+    if (MRI_Application_Load(MRI_TESTAPP, argv) != MRI_OK) return failure("load");
+    unsigned* seq = mri_test_status_seq();
+    if (!seq) return "no segment found";
+    __atomic_store_n(seq, *seq | 1u, __ATOMIC_RELEASE);
+    std::string problems;
+    const uint64_t t0 = now_ns();
+    const int first = MRI_No_Wait();
+    const std::string reason = MRI_Get_Error_Message();
+    const uint64_t t1 = now_ns();
+    int later[14];
+    for (int k = 0; k < 10; ++k) later[k] = MRI_No_Wait();
+    later[10] = MRI_Wait_Timeout(50);
+    MRI_Application_Status_Info info;
+    later[11] = MRI_Get_Application_Status(&info);
+    later[12] = MRI_Stop();
+    later[13] = MRI_Start();
+    const uint64_t t2 = now_ns();
+    const double first_s = double(t1 - t0) / 1e9, later_s = double(t2 - t1) / 1e9;
+    std::printf("status word left odd: the first MRI_No_Wait took %.2f s, the 14 calls after it %.3f s\n", first_s,
+                later_s);
+    std::fflush(stdout);  // the child ends with _exit()
+    // The first call's bound is its 2 s retry; the later ones must not
+    // wait at all (generous: a loaded machine).
+    if (later_s >= 2.0) problems += "the 14 later calls took " + std::to_string(later_s) + " s; ";
+    if (first != MRI_Error) problems += "the first MRI_No_Wait returned " + std::to_string(first) + "; ";
+    if (reason.find("status word has stayed odd") == std::string::npos) problems += "reason: \"" + reason + "\"; ";
+    for (int k = 0; k < 14; ++k)
+      if (later[k] != MRI_Error) problems += "later call " + std::to_string(k) + " returned " + std::to_string(later[k]) + "; ";
+    if (std::string(MRI_Get_Error_Message()).find("status word has stayed odd") == std::string::npos)
+      problems += "the later reason: \"" + std::string(MRI_Get_Error_Message()) + "\"; ";
+    // The program can still be ended, and its end is read.
+    if (MRI_Application_Finish() != MRI_OK) return problems + failure("finish");
+    if (MRI_No_Wait() != MRI_APPLICATION_TERMINATED) problems += "not terminated after MRI_Application_Finish; ";
+    if (MRI_Finalize() != MRI_OK) return problems + failure("finalize");
+    return problems;
+  });
+  EXPECT_EQ(verdict, "");
 }
 
 // ---------------------------------------------------------------------------

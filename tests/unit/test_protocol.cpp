@@ -141,3 +141,36 @@ TEST(Protocol, HistogramLayoutPacksDataStructures) {
   const DataRecord wraps[] = {{~0ull - 4, 10, 0, 0, 0, 0}};
   EXPECT_STREQ(histogram_layout(wraps, 1, 0, 2, l), "a data structure record has a bad address range");
 }
+
+// Sizes near 2^64: a size that no address space holds (a negative size
+// cast to unsigned) is refused with the reason, and the arithmetic of a
+// layout whose packed bytes come close to 2^64 does not wrap (it gave 0
+// bins for 255 data structures of 2^56 bytes in one bin).
+TEST(Protocol, HistogramLayoutNearTwoToThe64) {
+  HistogramLayout l;
+  const DataRecord negative[] = {{0x1000, ~0ull - 0x1000, 0, 0, 0, 0}};  // ends at 2^64 - 1: no wrap
+  const char* why = histogram_layout(negative, 1, 0, 52, l);
+  ASSERT_NE(why, nullptr) << "got " << l.bins << " bins";
+  EXPECT_NE(std::string(why).find("larger than"), std::string::npos) << why;
+  EXPECT_TRUE(l.pieces.empty());
+
+  std::vector<DataRecord> huge(255, DataRecord{0x1000, kMaxDataStructureBytes, 0, 0, 0, 0});
+  ASSERT_EQ(histogram_layout(huge.data(), 255, 0, 1, l), nullptr);
+  EXPECT_EQ(l.total_bytes, 0ull - kMaxDataStructureBytes);  // 2^64 - 2^56
+  EXPECT_EQ(l.bin_bytes, l.total_bytes);
+  EXPECT_EQ(l.bins, 1u);
+  for (const HistogramPiece& p : l.pieces) {
+    EXPECT_EQ(p.first_bin, 0u);
+    EXPECT_EQ(p.bins, 1u);
+  }
+  ASSERT_EQ(histogram_layout(huge.data(), 255, 0, 1024, l), nullptr);
+  EXPECT_EQ(l.bins, 1024u);
+  EXPECT_EQ(l.bin_bytes, l.total_bytes / 1024);
+  EXPECT_EQ(l.pieces.back().first_bin + l.pieces.back().bins, 1024u);  // the last piece ends in the last bin
+  uint32_t covered = 0;
+  for (const HistogramPiece& p : l.pieces) covered += p.bins;
+  EXPECT_EQ(covered, 1024u + 254u);  // 4 bins and a bit each: 254 bins shared by two neighbours
+
+  huge.push_back(huge.back());  // 256 of them: 2^64 bytes
+  EXPECT_STREQ(histogram_layout(huge.data(), 256, 0, 1, l), "the data structures cover 2^64 bytes or more");
+}

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cachesim.h"
+#include "config_file.h"
 
 namespace {
 
@@ -215,7 +216,7 @@ Options parse_options(int argc, char** argv) {
 HierarchyConfig build_config(const Options& o, std::string* source) {
   HierarchyConfig c;
   if (o.have_config) {
-    if (std::string e = mri::sim::parse_config(o.config_text, c); !e.empty()) usage_error("--config: " + e);
+    if (std::string e = mri::sim::parse_config_argument(o.config_text, c); !e.empty()) usage_error("--config: " + e);
     *source = "--config";
   } else {
     c = mri::sim::default_config(source);

@@ -6,9 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <climits>
+#include <cstdint>
+#include <string_view>
 
 namespace mri::exporters::detail {
 
@@ -104,6 +111,40 @@ namespace mri::exporters::detail {
 
 AtomicFile::~AtomicFile() { abandon(); }
 
+std::string temp_stem(const std::string& base) { return "." + base + ".tmp-"; }
+
+// A killed writer (SIGKILL, a crash) leaves its temporary file behind:
+// removes those of this output, "<stem><pid>-XXXXXX", whose writer is gone
+// (no process of that pid, and no lock on the file), so that two runs
+// writing the same output at once never remove each other's. Others (a
+// name without a pid, one with the short form ".mri-tmp-", which does not
+// say which output it was for) stay. Failures are ignored: the write
+// goes on either way.
+void remove_stale_temporaries(const std::string& directory, const std::string& stem) {
+  DIR* dir = ::opendir(directory.c_str());
+  if (!dir) return;
+  const int dir_fd = ::dirfd(dir);
+  while (const dirent* e = ::readdir(dir)) {
+    const std::string_view name = e->d_name;
+    if (name.size() <= stem.size() || name.compare(0, stem.size(), stem) != 0) continue;
+    const std::string_view rest = name.substr(stem.size());  // "<pid>-XXXXXX"
+    const size_t dash = rest.find('-');
+    if (dash == 0 || dash == std::string_view::npos || rest.size() - dash - 1 != 6 || dash > 10) continue;
+    long pid = 0;
+    for (size_t i = 0; i < dash && pid >= 0; ++i) pid = rest[i] >= '0' && rest[i] <= '9' ? pid * 10 + (rest[i] - '0') : -1;
+    if (pid <= 0 || pid > INT32_MAX || pid == ::getpid()) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // alive (EPERM: someone else's, alive)
+    const std::string file(name);
+    const int fd = ::openat(dir_fd, file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) continue;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0)
+      ::unlinkat(dir_fd, file.c_str(), 0);
+    ::close(fd);
+  }
+  ::closedir(dir);
+}
+
 // Writing starts on `fd` (a temporary file, or a stream when `stream`).
 bool AtomicFile::start(int fd, const std::string& final_path, bool stream) {
   fd_ = fd;
@@ -159,11 +200,14 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
   // replaced. The temporary file lives in that file's directory so that
   // the final rename(2) stays within one file system and is atomic.
   target_path_ = follow_symlinks(final_path);
-  // The temporary name is the final one's with 12 characters more; for a
-  // name the file system takes but that leaves no room for them (NAME_MAX,
-  // 255 bytes on Linux), a short one of its own.
+  // The temporary name is the final one's with ".tmp-PID-XXXXXX" added;
+  // for a name the file system takes but that leaves no room for it
+  // (NAME_MAX, 255 bytes on Linux), a short one of its own.
   const std::string base = base_name_of(target_path_);
-  const std::string temp_base = base.size() + 12 <= 255 ? "." + base + ".tmp-XXXXXX" : ".mri-tmp-XXXXXX";
+  const std::string stem = temp_stem(base);
+  const std::string mine = std::to_string(::getpid()) + "-XXXXXX";
+  const std::string temp_base = stem.size() + mine.size() <= 255 ? stem + mine : ".mri-tmp-" + mine;
+  remove_stale_temporaries(directory_of(target_path_), stem);
   std::string pattern = directory_of(target_path_) + "/" + temp_base;
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
@@ -172,6 +216,11 @@ bool AtomicFile::open(const std::string& final_path, std::string& error) {
     error = io_error("cannot create a file in", directory_of(target_path_), errno);
     return false;
   }
+  // Held until the file is closed, also by a process killed meanwhile:
+  // remove_stale_temporaries() leaves a temporary file alone while its
+  // lock is held (its writer lives, perhaps in another pid namespace or on
+  // another host of a shared file system).
+  ::flock(fd, LOCK_EX | LOCK_NB);
   // mkostemp creates mode 0600. A file that is replaced keeps its mode (a
   // file the user made private stays so); a new one gets the mode a plain
   // creat() would have given it.

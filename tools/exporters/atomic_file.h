@@ -19,11 +19,22 @@ std::string io_error(const std::string& what, const std::string& path, int err);
 // The process's file creation mask, read without changing it.
 unsigned current_umask();
 
-// Writes to "<dir>/.<name>.tmp-XXXXXX" (".mri-tmp-XXXXXX" when that would
-// be longer than a file name may be) and renames it to `final_path` in
-// commit() (to the file it names when it is a symbolic link), which keeps
-// the mode of a file it replaces. The destructor removes the temporary file unless commit()
-// succeeded. A stream target (is_stream_output(): "-", /dev/stdout,
+// The start of the temporary names of an output called `base`:
+// ".<base>.tmp-", then "<pid>-XXXXXX".
+std::string temp_stem(const std::string& base);
+// Removes from `directory` the temporary files "<stem><pid>-XXXXXX" whose
+// writer is gone: no process has that pid and no process holds a lock on
+// the file (AtomicFile locks its own). Errors are ignored.
+void remove_stale_temporaries(const std::string& directory, const std::string& stem);
+
+// Writes to "<dir>/.<name>.tmp-<pid>-XXXXXX" (".mri-tmp-<pid>-XXXXXX" when
+// that would be longer than a file name may be), locked (flock) while it
+// is open, and renames it to `final_path` in commit() (to the file it
+// names when it is a symbolic link), which keeps the mode of a file it
+// replaces. The destructor removes the temporary file unless commit()
+// succeeded. A writer killed meanwhile leaves it behind: open() first
+// removes those of the same output whose writer is gone
+// (remove_stale_temporaries), never another live run's. A stream target (is_stream_output(): "-", /dev/stdout,
 // /dev/fd/N, a FIFO, a terminal) is written directly instead: commit()
 // flushes and closes it, and nothing can be removed after a failure. Every failed write(2)/fsync/close is latched as the first
 // error (with the final path and strerror); later writes are dropped.

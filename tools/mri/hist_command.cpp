@@ -15,6 +15,7 @@
 
 #include "cachesim.h"
 #include "commands.h"
+#include "config_file.h"
 #include "histogram_chart.h"
 #include "mri_export.h"
 #include "output_files.h"
@@ -50,7 +51,8 @@ bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri, int
 // the request only at its first release and run to its end for nothing.
 // The hierarchy is the one the application will build (libmonitor/cache.cpp):
 // `config` (--config), else MRI_CACHESIM_CONFIG, else this machine's caches,
-// through the simulator's own parser and default.
+// through the simulator's own parser and default ("@FILE" through its
+// bounded file reader).
 void check_cache_level(const std::string& metric, int level, const std::string* config) {
   const char* env = std::getenv("MRI_CACHESIM_CONFIG");
   const std::string text = config ? *config : env ? env : "";
@@ -58,7 +60,7 @@ void check_cache_level(const std::string& metric, int level, const std::string* 
   mri::sim::HierarchyConfig hierarchy;
   if (text.empty())
     hierarchy = mri::sim::default_config();
-  else if (!mri::sim::parse_config(text, hierarchy).empty())
+  else if (!mri::sim::parse_config_argument(text, hierarchy).empty())
     return;  // not valid: MRI_Application_Load() refuses it with the reason
   if (size_t(level) <= hierarchy.levels.size()) return;
   std::fprintf(stderr, "mri: --metric %s counts at L%d, but the simulated hierarchy (%s: %s) has %zu level%s\n",

@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "usage.h"
+#include "mri_text.h"
 #include "program_run.h"
+#include "usage.h"
 
 namespace mri::cli {
 
@@ -134,18 +135,7 @@ void add_region_name(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
-std::string printable(const std::string& name) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (const char c : name) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (byte < 0x20 || byte == 0x7f) out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xf];
-    else out.push_back(c);
-  }
-  return out;
-}
+std::string printable(const std::string& name) { return mri::text::printable(name); }
 
 std::string shown_name(const char* name) { return name[0] ? name : "(unnamed)"; }
 

@@ -50,7 +50,8 @@ MRI_Region_Spec find_region(const std::string& value);
 void add_region_name(std::vector<std::string>& names, const std::string& name);
 
 // A name as the tables show it: control characters written out (\n, \t,
-// \xNN), so that a name with a newline does not break its row in two.
+// \xNN), so that a name with a newline does not break its row in two; the
+// escaping of libmri's messages (protocol/mri_text.h).
 std::string printable(const std::string& name);
 
 // A region's name as shown and exported: "(unnamed)" for an empty one (a

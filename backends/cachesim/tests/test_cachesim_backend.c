@@ -20,6 +20,7 @@
 
 #include "mri.h"
 #include "mri_test_helpers.h"
+#include "segment_peer.h"
 
 /* The instrumented program: mri_cacheapp as built with the default
  * instrumentation, or the one MRI_TEST_CACHEAPP names (the same program
@@ -1263,6 +1264,51 @@ static void test_bad_configuration(void **state)
     assert_int_equal(MRI_Finalize(), MRI_OK);
 }
 
+/* The program never opens a path from the segment. A configuration text
+ * that starts with '@' there is an invalid configuration, refused with the
+ * reason, and the program runs to its end; before, the program read the
+ * named file (/dev/zero until its memory ran out, a FIFO blocked its
+ * control thread for ever). The tool resolves "@FILE" itself, so only a
+ * peer that writes the segment, as this test does, can put one there: it
+ * names a valid configuration file, which the program must not take. */
+static void test_program_reads_no_file_named_in_the_segment(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/mri_cache_config_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char config[] = "L1:32K,8,64;L2:256K,8,64\n";
+    assert_int_equal(write(fd, config, sizeof config - 1), (long)(sizeof config - 1));
+    close(fd);
+    load_app("1", "1");
+    char *text = mri_test_cache_config();
+    assert_non_null(text);
+    snprintf(text, mri_test_cache_config_bytes(), "@%s", path);
+    const MRI_Request_ID misses = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    run_to_end();
+    void *p;
+    expect_error(MRI_Get_Data(misses, &p), "the tool's configuration text starts with '@' (a file name); the program "
+                                           "reads no file the tool names");
+    MRI_Application_Status_Info st;
+    assert_int_equal(MRI_Get_Application_Status(&st), MRI_OK);
+    assert_int_equal(st.reason, MRI_STOP_EXITED);
+    assert_int_equal(st.exit_code, 0);
+    /* The way a file gets there: the tool reads it and sends its
+     * configuration. */
+    assert_int_equal(MRI_Finalize(), MRI_OK);
+    assert_int_equal(MRI_Init(), MRI_OK);
+    char arg[64];
+    snprintf(arg, sizeof arg, "@%s", path);
+    if (MRI_Set_Cache_Configuration(arg) != MRI_OK) fail_msg("config: %s", MRI_Get_Error_Message());
+    char *argv[] = {(char *)cacheapp(), (char *)"sweep", (char *)"1", (char *)"1", NULL};
+    if (MRI_Application_Load(cacheapp(), argv) != MRI_OK) fail_msg("load: %s", MRI_Get_Error_Message());
+    assert_string_equal(mri_test_cache_config(), "L1:32K,8,64,lru,private,wb,wa;L2:256K,8,64,lru,private,wb,wa;cores=1");
+    const MRI_Request_ID again = cache_aggregate(MRI_LC1_DATA_READ_MISS, "sweep", "A", MRI_SUM);
+    run_to_end();
+    assert_int_equal((long)thread_value(again, 0), kLinesA);
+    unlink(path);
+}
+
 /* An application without the instrumentation: data structures and
  * histograms are refused with the reason. */
 static void test_without_backend(void **state)
@@ -1402,7 +1448,9 @@ int main(void)
         cmocka_unit_test_teardown(test_straddling_references, teardown),
         cmocka_unit_test_teardown(test_vector_references, teardown),
         cmocka_unit_test_teardown(test_bad_configuration, teardown),
+        cmocka_unit_test_teardown(test_program_reads_no_file_named_in_the_segment, teardown),
         cmocka_unit_test_teardown(test_without_backend, teardown),
     };
+    mri_test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,12 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include "mri_export.h"
 #include "test_helpers.h"
@@ -264,6 +270,41 @@ TEST(OutputErrors, KilledWriterLeavesNothingUnderTheFinalName) {
   for (const std::string& name : dir.entries()) {
     EXPECT_TRUE(name.rfind(".killed.vtf.tmp-", 0) == 0 || name.rfind(".killed.otf2-tmp-", 0) == 0) << name;
   }
+}
+
+// A writer killed meanwhile (SIGKILL, as above) leaves its temporary file;
+// the next writer of the same output removes it, and only it: not one of
+// a writer that lives (this process), nor one locked by a writer elsewhere
+// (a pid namespace or host of its own), nor another output's, nor a name
+// that does not say its writer's pid.
+TEST(OutputPaths, StaleTemporariesOfTheOutputAreRemoved) {
+  ScratchDir dir;
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);
+  const std::string stale = ".t.vtf.tmp-" + std::to_string(dead) + "-AbC123";
+  const std::string live = ".t.vtf.tmp-" + std::to_string(::getpid()) + "-XyZ789";
+  const std::string locked = ".t.vtf.tmp-" + std::to_string(dead) + "-LoCk00";
+  const std::string other = ".u.vtf.tmp-" + std::to_string(dead) + "-QwE456";
+  const std::string old_form = ".t.vtf.tmp-AbCdEf";
+  for (const std::string& name : {stale, live, locked, other, old_form}) { std::ofstream(dir / name) << ""; }
+  const int held = ::open((dir / locked).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  std::string error;
+  auto vtf3 = make_vtf3_writer();
+  ASSERT_TRUE(vtf3->begin(dir / "t.vtf", testing::sample_definitions(1), error)) << error;
+  ASSERT_TRUE(vtf3->finish(error)) << error;
+  ::close(held);
+  std::vector<std::string> want{old_form, live, locked, other, "t.vtf"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(dir.entries(), want);
+  // The callgrind writer (the same temporary files) alike.
+  const std::string stale_profile = ".callgrind.out.tmp-" + std::to_string(dead) + "-ZZZ999";
+  { std::ofstream(dir / stale_profile) << ""; }
+  ASSERT_TRUE(write_callgrind(dir / "callgrind.out", Profile{{}, {}, {"Ir"}, {}, {}, {}, {}}, error)) << error;
+  EXPECT_FALSE(testing::file_exists(dir / stale_profile));
 }
 
 }  // namespace
