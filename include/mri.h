@@ -961,7 +961,9 @@ int MRI_Get_Data_Structure_Info(const MRI_Data_Structure_Spec *data_structure, M
  * (a directory, a FIFO, a device) or is larger (the message names it). */
 int MRI_Set_Cache_Configuration(const char *config);
 /* The hierarchy the loaded application simulates, once a cache request has
- * been applied (before: ""), with where it came from. Writes at most
+ * been applied (before: ""), with where it came from, which thread
+ * simulates, and how the simulator searches cache sets there
+ * (simulator/README.md, "Set search"). Writes at most
  * bytes - 1 characters and a NUL. Errors: NULL buffer, no application. */
 int MRI_Get_Cache_Configuration(char *text, int bytes);
 

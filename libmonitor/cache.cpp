@@ -300,8 +300,8 @@ sim::Hierarchy* simulator() {
     to->address_bits = h->split_mask() << h->split_shift();
     g_backend_sorts = true;
   }
-  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s)", sim::format_config(config).c_str(),
-                source.c_str(), how.c_str());
+  std::snprintf(g.view.cache_info(), proto::kCacheConfigBytes, "%s (%s%s; %s)", sim::format_config(config).c_str(),
+                source.c_str(), how.c_str(), sim::Hierarchy::set_search_description().c_str());
   g_sim.store(h.release(), std::memory_order_release);
   return g_sim.load(std::memory_order_relaxed);
 }

@@ -225,6 +225,32 @@ struct MonitorResult {
   }
 };
 
+// ---------------------------------------------------------------- set search
+
+// How the kernels for the common geometries (an L1 of 64 sets of 8 or 12
+// ways over an L2 of 8 or 16, 64-byte lines, both LRU) search a set that
+// the inline path missed: with AVX-512 compares of the whole set (and the
+// levels below L1 laid out against 4K aliasing), or one way at a time.
+// The counts are the same either way; which is faster depends on the CPU
+// (an Intel guest ran the vector search at 160-317 million references/s,
+// bimodal, the scalar one at 239-277), so it is measured.
+struct SetSearch {
+  enum class Reason : uint8_t {
+    kNoAvx512,  // the CPU has no AVX-512F: scalar
+    kForced,    // MRI_CACHESIM_VECTOR=0 (scalar) or set otherwise (vector)
+    kMeasured,  // MRI_CACHESIM_VECTOR unset or empty: the faster one here
+  };
+  bool vector = false;  // AVX-512 compares
+  Reason reason = Reason::kNoAvx512;
+  // kMeasured only: each kernel's median time per reference over `rounds`
+  // interleaved passes of a synthetic stream (the ijk multiply's column
+  // walk: every reference of B misses L1 and hits 8 deep in L2), and what
+  // the whole measurement took.
+  double scalar_ns = 0, vector_ns = 0;
+  uint32_t rounds = 0;
+  double took_ms = 0;
+};
+
 // ---------------------------------------------------------------- hierarchy
 
 class Hierarchy {
@@ -242,8 +268,17 @@ class Hierarchy {
   // 0, simulate() runs it alone) until split() divides the lines by
   // `split_modulus`, and unsplit() joins them again, at any points of the
   // stream, without changing a count.
+  // The set search is the process's (set_search()); the first create()
+  // in a process may therefore take the measurement's time (a few ms).
   static std::unique_ptr<Hierarchy> create(const HierarchyConfig& config, std::string* error,
                                            uint32_t split_modulus = 0, bool deferred = false);
+  // create() with the set search given instead of the process's: `vector`
+  // searches with AVX-512 where the CPU has AVX-512F (else it is ignored).
+  // For the measurement itself and for comparing the kernels in one
+  // process. Same errors; thread-safe.
+  static std::unique_ptr<Hierarchy> create_with_search(const HierarchyConfig& config, bool vector,
+                                                       std::string* error, uint32_t split_modulus = 0,
+                                                       bool deferred = false);
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
@@ -277,15 +312,26 @@ class Hierarchy {
   // Whether condense() can drop anything on this CPU: it needs AVX-512
   // (F, CD, VPOPCNTDQ); without, it copies.
   static bool can_condense();
-  // Whether the kernels search the sets of an L1 and L2 of 8, 12 or 16
-  // ways (64-byte lines, an L1 of 64 sets, both LRU) with AVX-512 vector
-  // compares: on CPUs with AVX-512F, unless MRI_CACHESIM_VECTOR=0 is set
-  // (read once). The results are the same either way.
+  // The process's set search (SetSearch), decided at the first call (or
+  // the first create()) and kept: without AVX-512F scalar; with it,
+  // MRI_CACHESIM_VECTOR=0 scalar, any other non-empty value vector, and
+  // unset or empty whichever of the two ran a synthetic stream faster
+  // here (about 2 ms of measurement, well under 50 ms: the passes stop after
+  // 20 ms). Never fails; thread-safe.
+  static const SetSearch& set_search();
+  // set_search() in words, e.g. "sets searched with AVX-512 (measured:
+  // 3.46 ns a reference, against 3.80 scalar; 9 rounds in 1.6 ms)".
+  static std::string set_search_description();
+  // set_search().vector: whether the hierarchies create() makes search
+  // their sets with AVX-512 compares. The results are the same either way.
   static bool vector_lookups();
+  // Whether this hierarchy's kernels search with AVX-512 (the process's
+  // choice when it was created, or create_with_search's).
+  bool vector_search() const;
   // "" when MRI_CACHESIM_VECTOR is unset, empty, 0 or 1, else what is
   // wrong with it: for the tools that check the environment up front
   // (mri-cachesim, MRI_Application_Load). Any value other than 0 counts as
-  // 1 in vector_lookups().
+  // 1 in set_search().
   static std::string vector_setting_error();
   // One reference; the same as a batch of one (the mutex costs ~20 ns).
   void access(uint32_t core, uint64_t addr, uint32_t size, AccessType type);

@@ -14,8 +14,8 @@
 // cachegrind-compatible} x {no monitor enabled, some monitor enabled}, and
 // for the default one with monitors, whether any counts L1 hits. The
 // default one has versions for common geometries (default_kernel), with
-// their sets searched by AVX-512 compares where the CPU has it
-// (run_default_vec, lookup_lru_vec). The
+// their sets searched by AVX-512 compares where that is the process's set
+// search (run_default_vec, lookup_lru_vec; set_search.cpp chooses). The
 // default kernel's loop handles an L1 hit of a read, or of a write to a line
 // that is already dirty, inline; everything else goes to the out-of-line
 // general path. On the matrix-multiply streams of bench/sim_throughput.cpp
@@ -41,6 +41,7 @@
 #endif
 
 #include "cachesim.h"
+#include "set_search.h"
 
 namespace mri::sim {
 
@@ -113,7 +114,7 @@ struct Cache {
   // whose address matches a pending store's in its low 12 bits waits for
   // that store (4K aliasing): the tag loads and stores of consecutive
   // references then ran one after the other. Only where the sets are
-  // searched with vector loads and stores (vector_lookups_enabled): the ijk
+  // searched with vector loads and stores (Impl::vec): the ijk
   // stream 17-20% faster there, level or slower with the scalar search.
   // Identity for the first level, whose sets the inline path computes in
   // two instructions (and which has 64 sets, one 4 KiB page or less, on
@@ -326,18 +327,6 @@ MRI_VECTOR_TARGET inline int lookup_lru_vec(uint64_t* set, uint64_t key, uint64_
 }
 #pragma GCC diagnostic pop
 
-// Whether the kernels with vector lookups can run here (AVX-512F), and are
-// wanted: MRI_CACHESIM_VECTOR=0 keeps the scalar ones (for comparisons; the
-// results are the same).
-bool vector_lookups_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("MRI_CACHESIM_VECTOR");
-    return __builtin_cpu_supports("avx512f") && !(v && std::strcmp(v, "0") == 0);
-  }();
-  return enabled;
-}
-#else
-bool vector_lookups_enabled() { return false; }
 #endif
 
 // lookup_lru with the common associativities unrolled.
@@ -456,14 +445,22 @@ struct Hierarchy::Impl {
 
   RawCounters& raw(uint32_t core, uint32_t level) { return counters[size_t(core) * (nlevels + 1) + level]; }
 
+  // Whether the kernels with fixed ways search sets with AVX-512
+  // (run_default_vec), and the levels below L1 are laid out for it
+  // (Cache::position). Both parts of a split hierarchy have the same, so
+  // that split() and unsplit() can copy sets as they lie.
+  bool vec = false;
+
   // `lend`: part 0, whose large tag arrays this part (1) uses (kBorrowTagBytes).
-  void init(const HierarchyConfig& c, const Impl* lend = nullptr) {
+  // `vector`: search with AVX-512 (ignored without AVX-512F).
+  void init(const HierarchyConfig& c, const Impl* lend, bool vector) {
+    vec = vector && internal::cpu_has_avx512f();
     config = c;
     cores = c.cores;
     nlevels = uint32_t(c.levels.size());
     data.resize(nlevels);
     for (uint32_t i = 0; i < nlevels; ++i)
-      data[i].init(c.levels[i], cores, lend ? &lend->data[i] : nullptr, i > 0 && vector_lookups_enabled());
+      data[i].init(c.levels[i], cores, lend ? &lend->data[i] : nullptr, i > 0 && vec);
     has_icache = c.instruction_l1.has_value();
     if (has_icache) icache.init(*c.instruction_l1, cores, lend ? &lend->icache : nullptr);
     first_single = nlevels;
@@ -507,7 +504,7 @@ struct Hierarchy::Impl {
         data[1].line_shift == kFixedShift) {
       const uint32_t w1 = data[0].ways, w2 = data[1].ways;
 #if defined(__x86_64__)
-      if (vector_lookups_enabled()) {
+      if (vec) {
         if (w1 == 8 && w2 == 8) return &Impl::run_default_vec<kMon, kHits, 8, 8>;
         if (w1 == 8 && w2 == 16) return &Impl::run_default_vec<kMon, kHits, 8, 16>;
         if (w1 == 12 && w2 == 16) return &Impl::run_default_vec<kMon, kHits, 12, 16>;
@@ -1040,7 +1037,7 @@ struct Hierarchy::Impl {
 
 #if defined(__x86_64__)
   // run_default with the sets of L1 and L2 searched by lookup_lru_vec,
-  // compiled for AVX-512F and chosen at run time (vector_lookups_enabled).
+  // compiled for AVX-512F and chosen at run time (Impl::vec).
   // `flatten` brings lookup_lru_vec in: a function compiled for AVX-512
   // cannot be forced inline into one that is not, and the body is shared
   // with run_default. What the body keeps out of line (general_access,
@@ -1209,6 +1206,12 @@ Hierarchy::~Hierarchy() = default;
 
 std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std::string* error,
                                              uint32_t split_modulus, bool deferred) {
+  return create_with_search(config, set_search().vector, error, split_modulus, deferred);
+}
+
+std::unique_ptr<Hierarchy> Hierarchy::create_with_search(const HierarchyConfig& config, bool vector,
+                                                         std::string* error, uint32_t split_modulus,
+                                                         bool deferred) {
   std::string e = validate_config(config);
   if (e.empty()) e = split_reason(config, split_modulus);
   if (!e.empty()) {
@@ -1224,7 +1227,7 @@ std::unique_ptr<Hierarchy> Hierarchy::create(const HierarchyConfig& config, std:
   try {
     for (uint32_t p = 0; p < parts; ++p) {
       engines.push_back(std::make_unique<Impl>());
-      engines.back()->init(config, p > 0 ? engines.front().get() : nullptr);
+      engines.back()->init(config, p > 0 ? engines.front().get() : nullptr, vector);
       engines.back()->split_mask = now;
       engines.back()->part = p;
     }
@@ -1471,14 +1474,9 @@ bool condense_supported() { return false; }
 
 bool Hierarchy::can_condense() { return condense_supported(); }
 
-bool Hierarchy::vector_lookups() { return vector_lookups_enabled(); }
+bool Hierarchy::vector_lookups() { return set_search().vector; }
 
-std::string Hierarchy::vector_setting_error() {
-  const char* v = std::getenv("MRI_CACHESIM_VECTOR");
-  if (!v || !*v || std::strcmp(v, "0") == 0 || std::strcmp(v, "1") == 0) return "";
-  return std::string("MRI_CACHESIM_VECTOR=\"") + v +
-         "\": 0 (search the cache sets one way at a time) or 1 (with AVX-512 where the CPU has it: the default)";
-}
+bool Hierarchy::vector_search() const { return parts_[0]->vec; }
 
 size_t Hierarchy::condense(const Access* in, size_t n, Access* out, Condensed* dropped) const {
 #if defined(__x86_64__)

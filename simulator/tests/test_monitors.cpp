@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -361,7 +360,7 @@ TEST(Monitors, RejectsBadSpecs) {
 // space counts exactly what the levels count, with and without L1 hits
 // among its events (the inline path leaves monitored hits to the general
 // path only when they are counted). CTest runs this suite with
-// MRI_CACHESIM_VECTOR=0 too.
+// MRI_CACHESIM_VECTOR=0 and =1 too (test_set_search.cpp).
 TEST(Monitors, CommonGeometriesReportEveryEvent) {
   for (const char* text : {"L1:32K,8,64;L2:256K,8,64", "L1:32K,8,64;L2:512K,16,64", "L1:48K,12,64;L2:1M,16,64",
                            "L1:48K,12,64;L2:256K,8,64"}) {
@@ -407,20 +406,6 @@ TEST(Monitors, CommonGeometriesReportEveryEvent) {
                                       << mri::sim::event_kind_name(r.events[e].kind);
       }
     }
-  }
-}
-
-// What the kernels use follows the CPU and MRI_CACHESIM_VECTOR.
-TEST(Monitors, VectorLookupsFollowTheEnvironment) {
-  const char* v = std::getenv("MRI_CACHESIM_VECTOR");
-  if (v && std::string(v) == "0") {
-    EXPECT_FALSE(Hierarchy::vector_lookups());
-  } else {
-#if defined(__x86_64__)
-    EXPECT_EQ(Hierarchy::vector_lookups(), bool(__builtin_cpu_supports("avx512f")));
-#else
-    EXPECT_FALSE(Hierarchy::vector_lookups());
-#endif
   }
 }
 
