@@ -61,10 +61,15 @@ std::string svg_chart(const MRI_Histogram_Request_Results& h, const std::string&
   const int n = std::max(h.nr_Elements, 1);
   const double bw = pw / n;
   std::string o;
-  char line[512];
+  // Each element formatted at its full length: names from the program may
+  // be 255 bytes, five times that once escaped.
   auto add = [&](const char* fmt, auto... args) {
-    std::snprintf(line, sizeof line, fmt, args...);
-    o += line;
+    const int n = std::snprintf(nullptr, 0, fmt, args...);
+    if (n <= 0) return;
+    const size_t at = o.size();
+    o.resize(at + size_t(n) + 1);
+    std::snprintf(o.data() + at, size_t(n) + 1, fmt, args...);
+    o.resize(at + size_t(n));
   };
   add("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, W, H);
