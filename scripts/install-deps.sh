@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config   # toolchain
   libcmocka-dev                      # C API tests
+  libcli11-dev                       # the mri tool's option parsing (tools/mri; header-only)
   libpapi-dev papi-tools             # PAPI backend: counters by name (papi_avail to look around)
   libpfm4-dev                        # PAPI's event tables: chosen by the backend on a CPU libpfm4 does not know
   googletest libgtest-dev libgmock-dev  # unit and fault tests

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The command line of the `mri` tool: option values, --help, and output
-# paths that cannot be written, on examples/gauss (and gauss_cachesim for
-# `mri hist`, when the build has the cache-simulator instrumentation).
+# The command line of the `mri` tool: option values, --help, the parser's
+# conventions (--opt=value, unknown options, missing values, PROGRAM's
+# arguments untouched), and output paths that cannot be written, on
+# examples/gauss (and gauss_cachesim for `mri hist`, when the build has the
+# cache-simulator instrumentation).
 #
 #   test_args.sh MRI GAUSS GAUSS_CACHESIM|- WORKDIR
 set -uo pipefail
@@ -88,13 +90,84 @@ for bins in 0 1025 '' +5 ' 5' 5x -1 99999999999999999999999; do
   grep -q 'gauss: n=' out.txt err.txt && fail "--bins '$bins': the program ran"
 done
 
-# --- --help (and -h) after a command: the usage on stdout, status 0.
+# --- --help (and -h) after a command: that command's usage and options on
+# stdout, nothing on stderr, status 0. Each lists its own options and not
+# another command's.
+declare -A own_option=([profile]='--fit RUNS' [trace]='--ring RECORDS' [hist]='--plot FILE' [regions]='-h, --help'
+                       [info]='-h, --help')
+declare -A other_option=([profile]='--ring' [trace]='--fit' [hist]='--unwind' [regions]='--metric' [info]='--region')
 for command in profile trace hist regions info; do
   for help in --help -h; do
     run 0 "$command" "$help"
-    grep -q '^usage: mri profile' out.txt || { cat out.txt; fail "mri $command $help: no usage"; }
+    [[ $(head -1 out.txt) == "usage: mri $command"* ]] || { cat out.txt; fail "mri $command $help: no usage of $command"; }
+    grep -q '^options:$' out.txt || { cat out.txt; fail "mri $command $help: no options"; }
+    grep -qF -- "  ${own_option[$command]}  " out.txt || { cat out.txt; fail "mri $command $help: ${own_option[$command]} not listed"; }
+    grep -qF -- "${other_option[$command]}" out.txt && { cat out.txt; fail "mri $command $help: lists ${other_option[$command]}"; }
+    [[ ! -s err.txt ]] || { cat err.txt; fail "mri $command $help: something on stderr"; }
   done
 done
+# mri --help, -h and help: every command's usage, status 0.
+for help in --help -h help; do
+  run 0 "$help"
+  for command in profile trace hist regions info; do
+    grep -qE "^(usage:|      ) mri $command( |\$)" out.txt || { cat out.txt; fail "mri $help: no usage of $command"; }
+  done
+done
+run 0 --version
+grep -qE '^mri [0-9]+\.[0-9]+ \(protocol version [0-9]+\)$' out.txt || { cat out.txt; fail "mri --version"; }
+
+# --- Usage errors of the parser: one line naming what is wrong, then the
+# hint to the command's --help; status 2, nothing run.
+usage_error() {  # usage_error MESSAGE HINT-COMMAND ARGS...
+  local message=$1 hint=$2; shift 2
+  run 2 "$@"
+  [[ $(cat err.txt) == "mri: $message"$'\n'"Try '$hint --help' for more information." ]] ||
+    { cat err.txt; fail "mri $*: not the error '$message' and the hint to $hint --help"; }
+  grep -q 'gauss: n=' out.txt && fail "mri $*: the program ran"
+  return 0
+}
+for command in profile trace hist regions info; do
+  usage_error "unknown option '--bogus'" "mri $command" "$command" --bogus -- "$gauss"
+  usage_error "unknown option '--bogus=3'" "mri $command" "$command" --bogus=3 -- "$gauss"
+done
+usage_error "unknown option '-x'" "mri profile" profile --sort name -x -- "$gauss"
+usage_error "unknown option '--bogus'" "mri" --bogus
+usage_error "unknown command 'bogus'" "mri" bogus
+usage_error "missing command" "mri"
+# A missing value, at the end or before "--": named as given.
+usage_error "--output needs a file name" "mri trace" trace --output -- "$gauss"
+usage_error "--metric needs an event name" "mri profile" profile --metric
+usage_error "--sort needs a value" "mri profile" profile --sort=
+[[ ! -e -- ]] || fail "a file named -- was written"
+
+# --- --opt=value, and -oFILE: the same as --opt value. Values the option
+# refuses are refused as given.
+run 2 trace --output=t.vtf --ring=1000 -- "$gauss"
+grep -qF -- "mri: --ring '1000': " err.txt || { cat err.txt; fail "--ring=1000: not refused as given"; }
+run 2 profile --sort=size -- "$gauss"
+grep -qF -- "mri: unknown sort key 'size'" err.txt || { cat err.txt; fail "--sort=size: not refused as given"; }
+run 0 profile --sort=calls --output=eq.cg -- "$gauss"
+grep -q '^fn=' eq.cg || fail "profile --output=eq.cg: no callgrind file"
+[[ $(awk '/^  region /{on=1; next} on && NF {print $1; exit}' out.txt) == row_update ]] ||
+  { cat out.txt; fail "profile --sort=calls: row_update (the most calls) is not first"; }
+run 0 trace -oeq.vtf --region=back_substitution --no-subregions -- "$gauss"
+[[ $(grep -c ' DOWNTO ' eq.vtf) == 1 ]] || fail "trace -oeq.vtf --region=back_substitution: not its one instance"
+rm -f eq.cg eq.vtf
+
+# --- PROGRAM and everything after it are the program's, untouched: words
+# like mri's options, "--", a bracketed list (which CLI11 would split), an
+# empty argument. A wrapper writes its arguments down and runs gauss.
+printf '#!/bin/sh\nprintf "[%%s]\\n" "$@" >args.txt\nexec "%s" -n 10\n' "$gauss" >wrap.sh && chmod +x wrap.sh
+expect_args() {  # expect_args EXPECTED-LINES ARGS...
+  local expected=$1; shift
+  run 0 "$@"
+  [[ $(cat args.txt) == "$expected" ]] || { cat args.txt; fail "mri $*: the program got other arguments"; }
+}
+expect_args $'[-o]\n[x]\n[--]\n[--sort]\n[[1,2]]\n[]' profile -- ./wrap.sh -o x -- --sort '[1,2]' ''
+expect_args $'[--help]\n[-h]' regions -- ./wrap.sh --help -h
+expect_args $'[--ring]\n[5]' profile --sort name ./wrap.sh --ring 5
+expect_args $'[--]\n[a]' trace -o w.vtf -- ./wrap.sh -- a
+rm -f wrap.sh args.txt w.vtf
 # --- mri started with standard output closed: the table cannot be
 # written, and mri says so with the right reason; the -o file is still
 # written; a command that prints nothing there is not disturbed. Before,

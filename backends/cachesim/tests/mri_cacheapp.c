@@ -56,10 +56,11 @@
  * "sweep" inside "main" reads every double of A once: 1024 L1 read misses
  * on A, 512 of them on A_tail too.
  *
- *   mri_cacheapp names
+ *   mri_cacheapp names [NAME]
  *
  * Registers A under the name `A,"1"` (a comma and quotes: CSV must quote
- * it) and, in region "sweep" inside "main", reads every double of A once.
+ * it), or NAME, and, in region "sweep" inside "main", reads every double
+ * of A once.
  *
  *   mri_cacheapp late
  *
@@ -277,9 +278,9 @@ static int forks(int rounds)
 }
 
 /* The names and late modes (see the top). */
-static int read_a_once(int late)
+static int read_a_once(int late, const char *name)
 {
-    if (!late && Monitor_Register_Data("A,\"1\"", A, sizeof A, 0, __FILE__) != 0)
+    if (!late && Monitor_Register_Data(name, A, sizeof A, 0, __FILE__) != 0)
         return 1;
     MONITOR_ENTER(r_main);
     if (late && MONITOR_DATA(A, sizeof A) != 0)
@@ -552,7 +553,9 @@ int main(int argc, char **argv)
     if (argc == 2 && strcmp(argv[1], "straddle") == 0)
         return straddle();
     if (argc == 2 && (strcmp(argv[1], "names") == 0 || strcmp(argv[1], "late") == 0))
-        return read_a_once(strcmp(argv[1], "late") == 0);
+        return read_a_once(strcmp(argv[1], "late") == 0, "A,\"1\"");
+    if (argc == 3 && strcmp(argv[1], "names") == 0)
+        return read_a_once(0, argv[2]);
     if (argc == 2 && strcmp(argv[1], "overlap") == 0)
         return overlap();
     if (argc == 2 && strcmp(argv[1], "vector") == 0) {

@@ -114,6 +114,14 @@ grep -qF "mri: warning: no instance of the --region regions ended: the histogram
 grep -qF ',"A,""1"""' "$dir/names.csv" || fail "the name is not one quoted field: $(cat "$dir/names.csv")"
 python3 -c 'import csv, sys; rows = list(csv.reader(open(sys.argv[1]))); sys.exit(any(len(r) != 6 for r in rows) or rows[1][5] != "A,\"1\"")' \
   "$dir/names.csv" || fail "a CSV reader does not read 6 fields with the name: $(cat "$dir/names.csv")"
+# The chart of a data structure whose name is as long as a name may be
+# (255 bytes) and 5 times longer once escaped for XML: a well-formed SVG
+# that holds the whole name.
+long=$(printf '&%.0s' $(seq 255))
+"$mri" hist --metric L1_DATA_READ_MISS --data "$long" --bins 4 --plot "$dir/long.svg" -o /dev/null -- "$app" names "$long" \
+  > "$dir/long.out" 2>&1 || { cat "$dir/long.out"; fail "hist of a data structure with a 255-byte name"; }
+python3 -c 'import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]); sys.exit(not any(sys.argv[2] in (x.text or "") for x in t.iter()))' \
+  "$dir/long.svg" "$long" || fail "the SVG of a long name is not well-formed or lacks the name: $(head -c 600 "$dir/long.svg")"
 # No data structure registered before the first region: refused before the
 # run (the monitor would reject the request at the release, after it).
 expect_error "has registered no data structure before its first region" --metric L1_DATA_READ_MISS -- "$app" late
