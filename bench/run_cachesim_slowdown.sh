@@ -34,8 +34,8 @@
 # histogram over every registered data structure (A, B and C monitored);
 # cachegrind; callgrind. "simulated" uses the simulation thread where the
 # machine has a CPU to spare for it, and splits the simulation between it
-# and the program's thread while that pays (libmonitor/cache_worker.cpp,
-# the default). The rows under it are the C-monitored run again never
+# and the program's thread while that pays
+# (backends/cachesim/monitor/cache_worker.cpp, the default). The rows under it are the C-monitored run again never
 # split (MRI_CACHESIM_SPLIT=0), never condensed (MRI_CACHESIM_CONDENSE=0:
 # by default the program's thread condenses its batches while the
 # simulation thread is behind), split from the start (=4 and =8: the

@@ -27,16 +27,11 @@
 // call to both slow paths; measuring the timer kind the same way and taking
 // the difference removes it.
 //
-// The cache-simulator kind. Simulating the references is timed where it
-// happens, batch by batch (Monitor_Cache_Simulate), as is the monitor's
-// work at the enter and exit of regions with cache requests (cache.cpp);
-// both go straight into the thread's overhead clock, nothing to calibrate.
-// What cannot be timed in place is recording each reference in the
-// instrumented code (a 16-byte store and an index update per access): its
-// cost per reference is calibrated here, through the backend's own
-// callback path, recording against only testing the switch (the dormant
-// instrumentation stays in the program either way), and each batch adds
-// n times it.
+// Sources that time their own work in place (the cache simulator: each
+// batch, and its work at region enters and exits) add it to the thread's
+// overhead clock themselves, and calibrate what they cannot time in place
+// (the cache simulator's recording cost per reference) with
+// publish_measured_overhead().
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -81,7 +76,7 @@ struct Borrowed {
   const uint32_t* slices;
   const TraceTarget* traces;
   int32_t breakpoint;
-  AggTarget slice_metric[2];
+  AggTarget slice_value[2];
   bool slice_callpath[2];
   bool slice_compensate[2];
   bool slice_unwind[2];
@@ -90,7 +85,7 @@ struct Borrowed {
       : plan(g.plan), plan_count(g.plan_count), aggs(g.aggs), slices(g.slices), traces(g.traces),
         breakpoint(g.breakpoint) {
     for (int i = 0; i < 2; ++i) {
-      slice_metric[i] = g.slice_metric[i];
+      slice_value[i] = g.slice_value[i];
       slice_callpath[i] = g.slice_callpath[i];
       slice_compensate[i] = g.slice_compensate[i];
       slice_unwind[i] = g.slice_unwind[i];
@@ -105,7 +100,7 @@ struct Borrowed {
     g.traces = traces;
     g.breakpoint = breakpoint;
     for (int i = 0; i < 2; ++i) {
-      g.slice_metric[i] = slice_metric[i];
+      g.slice_value[i] = slice_value[i];
       g.slice_callpath[i] = slice_callpath[i];
       g.slice_compensate[i] = slice_compensate[i];
       g.slice_unwind[i] = slice_unwind[i];
@@ -122,11 +117,12 @@ __attribute__((noinline)) void pairs(Monitor_Region_Descriptor& inner, uint32_t 
   }
 }
 
-// One two-level experiment. `counters`: the regions also read `events`.
-// `budget`: no further run starts once this many ticks have passed (0: no
-// limit). Returns false (and why) when the counters cannot be set up.
-bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events, uint32_t k, uint32_t j,
-                Measured& out, std::string& why, uint64_t budget = 0) {
+// One two-level experiment. kCounter: the regions also take the current
+// readings (Global::readers). `budget`: no further run starts once this
+// many ticks have passed (0: no limit). Returns false (and why) when the
+// readings cannot be set up.
+bool experiment(proto::OverheadKind kind, uint32_t k, uint32_t j, Measured& out, std::string& why,
+                uint64_t budget = 0) {
   const bool counters = kind == proto::OverheadKind::kCounter;
   const bool callpath = kind == proto::OverheadKind::kCallpath;
   Scratch scratch;
@@ -142,8 +138,13 @@ bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events
   ts->profile_rows[1] = scratch.profile[1].data();
   ts->edge_rows[0] = scratch.edges.data();
   if (counters) {
-    if (!papi::build(ts->events, *events, why)) return false;
-    ts->events_generation = 1;
+    const bool ready = prepare_thread_readings(ts.get(), &why);
+    if (!ready) {
+      release_thread_readings(ts.get());
+      return false;
+    }
+    ts->readings_ready = true;
+    ts->readings_generation = 1;
   }
 
   RegionPlan plans[2];
@@ -152,7 +153,7 @@ bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events
     p.armed = 1;
     p.n_prof = counters ? 2 : 1;
     p.prof_begin = 0;
-    p.counters = counters;
+    p.readings = counters;
     p.overhead_own = 1u << kOverheadFracBits;
     p.overhead_pair = 2u << kOverheadFracBits;
   }
@@ -168,8 +169,8 @@ bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events
     g.slices = kSlices;
     g.traces = nullptr;
     g.breakpoint = -1;
-    g.slice_metric[0] = {0, uint8_t(proto::Metric::kExecutionTime), 0, 0};
-    g.slice_metric[1] = {1, uint8_t(proto::Metric::kCounter), 0, 0};
+    g.slice_value[0] = {0, uint8_t(ValueKind::kTime), 0, 0};
+    g.slice_value[1] = {1, uint8_t(ValueKind::kReading), 0, 0};
     g.slice_callpath[0] = callpath;
     g.slice_callpath[1] = false;
     // Compensation on, as for the requests it will serve (it is part of
@@ -209,7 +210,7 @@ bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events
     }
     swap_thread_state(before);
   }
-  if (counters) papi::destroy(ts->events);
+  if (counters) release_thread_readings(ts.get());
   delete[] ts->edge_keys;
   delete[] ts->edge_values;
   if (!ok) return false;
@@ -218,10 +219,6 @@ bool experiment(proto::OverheadKind kind, const std::vector<std::string>* events
   return true;
 }
 
-constexpr uint32_t kRecordRefs = 2048;  // references per run (fits the backend's buffer)
-constexpr uint32_t kRecordRuns = 50;
-
-bool g_cache_calibrated = false;
 
 // Per kind, what this process measured, kept apart from what it publishes:
 // a tool may set a kind's values in place of the measurement
@@ -305,7 +302,7 @@ void calibrate_at_start() {
   std::string why;
   for (const auto kind : {proto::OverheadKind::kTimer, proto::OverheadKind::kCallpath}) {
     Measured m;
-    if (experiment(kind, nullptr, kTimePairs, kTimeRuns, m, why))
+    if (experiment(kind, kTimePairs, kTimeRuns, m, why))
       publish(kind, m, "");
     else
       not_calibrated(kind, why.c_str());
@@ -324,50 +321,32 @@ void confirm_time_calibration() {
   for (const auto kind : {proto::OverheadKind::kTimer, proto::OverheadKind::kCallpath}) {
     const KindState& k = g_kinds[uint32_t(kind)];
     Measured m;
-    if (!k.calibrated || !experiment(kind, nullptr, kTimePairs, kConfirmRuns, m, why, budget)) continue;
+    if (!k.calibrated || !experiment(kind, kTimePairs, kConfirmRuns, m, why, budget)) continue;
     m.own = std::min(m.own, k.measured.own);
     m.pair = std::min(m.pair, k.measured.pair);
     publish(kind, m, "");
   }
 }
 
-void calibrate_cache_recording(const Monitor_Cache_Backend* b) {
-  if (g_cache_calibrated) return;
-  g_cache_calibrated = true;
-  if (b->version < 2 || !b->calibrate) {
-    not_calibrated(proto::OverheadKind::kCacheSim, "the instrumentation cannot be calibrated (backend version 1)");
-    return;
-  }
-  uint64_t best[2] = {UINT64_MAX, UINT64_MAX};  // [recording]
-  unsigned long made = kRecordRefs;
-  for (uint32_t run = 0; run < kRecordRuns; ++run)
-    for (const int recording : {1, 0}) {
-      const uint64_t t0 = ticks();
-      const unsigned long n = b->calibrate(made, recording);
-      const uint64_t t1 = ticks();
-      if (n < made) {  // the buffer had less room: start over with that many
-        made = n;
-        best[0] = best[1] = UINT64_MAX;
-        continue;
-      }
-      best[recording] = std::min(best[recording], t1 > t0 ? t1 - t0 : 0);
-    }
-  if (made < 64 || best[0] == UINT64_MAX || best[1] == UINT64_MAX) {
-    not_calibrated(proto::OverheadKind::kCacheSim, "no room in the calibrating thread's reference buffer");
-    return;
-  }
+void publish_measured_overhead(proto::OverheadKind kind, double own_ticks, double pair_ticks, const char* note) {
   Measured m;
-  m.pair = best[1] > best[0] ? double(best[1] - best[0]) / double(made) : 0.0;
-  publish(proto::OverheadKind::kCacheSim, m, "per reference recorded; simulation timed in place");
+  m.own = own_ticks;
+  m.pair = pair_ticks;
+  publish(kind, m, note);
 }
 
-void calibrate_counters(const std::vector<std::string>& events) {
-  if (events == g.calibrated_events) return;
-  g.calibrated_events = events;
+void overhead_not_calibrated(proto::OverheadKind kind, const char* why) { not_calibrated(kind, why); }
+
+uint32_t overhead_pair_fixed(proto::OverheadKind kind) { return g.overhead_pair[uint32_t(kind)]; }
+
+void calibrate_readings(const std::vector<std::string>& readings) {
+  static std::vector<std::string>* calibrated = new std::vector<std::string>;  // the list last calibrated
+  if (readings == *calibrated) return;
+  *calibrated = readings;
   std::string why;
   Measured timer, counter;
-  if (!experiment(proto::OverheadKind::kTimer, nullptr, kTimePairs, kTimeRuns, timer, why) ||
-      !experiment(proto::OverheadKind::kCounter, &events, kCounterPairs, kCounterRuns, counter, why)) {
+  if (!experiment(proto::OverheadKind::kTimer, kTimePairs, kTimeRuns, timer, why) ||
+      !experiment(proto::OverheadKind::kCounter, kCounterPairs, kCounterRuns, counter, why)) {
     not_calibrated(proto::OverheadKind::kCounter, why.c_str());
     note_error("counter overhead not calibrated: %s", why.c_str());
     return;
@@ -379,7 +358,7 @@ void calibrate_counters(const std::vector<std::string>& events) {
   m.own = std::max(0.0, base.own + counter.own - timer.own);
   m.pair = std::max(0.0, base.pair + counter.pair - timer.pair);
   std::string list;
-  for (const auto& e : events) list += (list.empty() ? "" : ",") + e;
+  for (const auto& e : readings) list += (list.empty() ? "" : ",") + e;
   publish(proto::OverheadKind::kCounter, m, list.c_str());
 }
 
@@ -407,7 +386,7 @@ void apply_tool_overhead() {
 
 void set_plan_overhead(RegionPlan& p, bool callpath) {
   proto::OverheadKind kind = callpath ? proto::OverheadKind::kCallpath : proto::OverheadKind::kTimer;
-  if (p.counters && g.overhead_pair[uint32_t(proto::OverheadKind::kCounter)])
+  if (p.readings && g.overhead_pair[uint32_t(proto::OverheadKind::kCounter)])
     kind = proto::OverheadKind::kCounter;
   p.overhead_own = p.measure ? g.overhead_own[uint32_t(kind)] : 0;
   p.overhead_pair = p.measure ? g.overhead_pair[uint32_t(kind)] : 0;

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 
@@ -61,7 +60,7 @@ bool publish(const Entry& e) {
       if (it->record < 0 && it->address == e.address && it->name == e.name && it->file == e.file &&
           it->line == e.line) {
         it->record = index;
-        if (it->ended) cache_data_ended(uint32_t(index));
+        if (it->ended) sources_data_ended(uint32_t(index));
         break;
       }
   return true;
@@ -94,7 +93,6 @@ bool attached() {
 }  // namespace
 
 void data_publish_pending() {
-  cache_publish_backend();
   if (!g_records) g_records = new std::vector<proto::DataRecord>;
   if (!g_pending) return;
   for (const Entry& e : *g_pending) publish(e);
@@ -164,10 +162,7 @@ extern "C" int Monitor_Unregister_Data(const void* address) {
   const uint64_t begin = uint64_t(reinterpret_cast<uintptr_t>(address));
   // The calling thread's references so far still count for it (before the
   // locks: simulating waits for the simulator, never for them).
-  if (g.cache_recording.load(std::memory_order_relaxed)) {
-    cache_flush_references();
-    cache_drain();
-  }
+  sources_sync_thread();
   std::lock_guard<std::mutex> control(g.control_mutex);
   std::lock_guard<std::mutex> lock(g.registry_mutex);
   if (!attached()) return 0;
@@ -175,7 +170,7 @@ extern "C" int Monitor_Unregister_Data(const void* address) {
     for (auto it = g_known->rbegin(); it != g_known->rend(); ++it)
       if (it->address == begin && !it->ended) {
         it->ended = true;
-        if (it->record >= 0) cache_data_ended(uint32_t(it->record));
+        if (it->record >= 0) sources_data_ended(uint32_t(it->record));
         return 0;
       }
   note_error("Monitor_Unregister_Data(%p): no registered data structure starts there (or it has ended)", address);

@@ -12,10 +12,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cache_internal.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
-#include "mri_timer.h"
+#include "clock.h"
 
 #define MRI_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MRI_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -81,19 +80,16 @@ void publish_thread(ThreadState* ts) {
   }
 }
 
-// Sets up this thread's counters for the current event list (the owning
-// thread must do it: PAPI counts per thread). Inside the in_slow protection.
-void rebuild_counters(ThreadState* ts) {
-  std::string why;
-  if (!papi::build(ts->events, g.events, why)) {
-    std::atomic_ref<uint32_t>(g.view.header()->app.counter_errors).fetch_add(1);
-    note_error("thread %u cannot count its events: %s", ts->index, why.c_str());
-  }
-  ts->events_generation = g.events_generation;
+// Sets up this thread's reading sources for the current reading list (the
+// owning thread must do it: counters count per thread). Inside the in_slow
+// protection.
+void prepare_readings(ThreadState* ts) {
+  ts->readings_ready = prepare_thread_readings(ts);
+  ts->readings_generation = g.readings_generation;
 }
 
 void park(ThreadState* ts) {
-  const uint64_t t0 = timer::now();
+  const uint64_t t0 = clock::now();
   if (ts->parked_since.load(std::memory_order_relaxed) == 0) ts->parked_since.store(t0, std::memory_order_relaxed);
   ts->in_slow.store(0, std::memory_order_release);
   for (;;) {
@@ -102,7 +98,7 @@ void park(ThreadState* ts) {
     if (m != kStopped) break;
     sync::futex_wait_private(&g.run_generation, gen, kParkPollNs);
   }
-  ts->parked_ticks += timer::now() - t0;
+  ts->parked_ticks += clock::now() - t0;
   ts->fixup.store(1, std::memory_order_relaxed);
   ts->in_slow.store(1, std::memory_order_relaxed);
   after_flag_store();
@@ -143,7 +139,7 @@ __attribute__((noinline)) ThreadState* enter_monitor_slow(ThreadState* ts) {
     park(ts);
   }
   if (!ts->record) publish_thread(ts);
-  if (ts->events_generation != g.events_generation) rebuild_counters(ts);
+  if (ts->readings_generation != g.readings_generation) prepare_readings(ts);
   if (ts->parked_ticks) {
     // Time spent stopped at a breakpoint is not the program's time.
     for (uint32_t i = 0; i < ts->depth; ++i) ts->frames[i].start += ts->parked_ticks;
@@ -174,20 +170,46 @@ __attribute__((always_inline)) inline ThreadState* enter_monitor() {
 
 inline void leave(ThreadState* ts) { ts->in_slow.store(0, std::memory_order_release); }
 
-// Counters at a region enter (regions whose plan has counter requests).
-__attribute__((noinline)) void enter_counters(ThreadState* ts, Frame& f) {
-  f.counters_generation = 0;
-  if (!ts->events.n) return;
-  FrameCounters& fc = ts->frame_counters[ts->depth - 1];
-  if (mri::papi::read(ts->events, fc.at_enter)) {
-    f.counters_generation = ts->events_generation;
-    for (uint32_t e = 0; e < ts->events.n; ++e) fc.child[e] = 0;
+// Readings at a region enter (regions whose plan has reading requests).
+__attribute__((noinline)) void enter_readings(ThreadState* ts, Frame& f) {
+  f.readings_generation = 0;
+  if (!ts->readings_ready || !g.reading_count) return;
+  FrameReadings& fr = ts->frame_readings[ts->depth - 1];
+  if (take_readings(ts, fr.at_enter)) {
+    f.readings_generation = ts->readings_generation;
+    for (uint32_t e = 0; e < g.reading_count; ++e) fr.child[e] = 0;
+  }
+}
+
+// The before_event() of the sources in `sources` (Global::before_event_sources).
+__attribute__((noinline)) void run_before_event() {
+  uint8_t sources = g.before_event_sources.load(std::memory_order_relaxed);
+  while (sources) {
+    source(uint32_t(__builtin_ctz(sources))).before_event();
+    sources &= uint8_t(sources - 1);
+  }
+}
+
+// The enter() and exit() of the sources that measure requests at a region
+// themselves (RegionPlan::hooks).
+__attribute__((noinline)) void hooks_enter(ThreadState* ts, uint32_t region) {
+  uint8_t hooks = g.plan[region].hooks;
+  while (hooks) {
+    source(uint32_t(__builtin_ctz(hooks))).enter(ts, region);
+    hooks &= uint8_t(hooks - 1);
+  }
+}
+__attribute__((noinline)) void hooks_exit(ThreadState* ts, uint32_t region) {
+  uint8_t hooks = g.plan[region].hooks;
+  while (hooks) {
+    source(uint32_t(__builtin_ctz(hooks))).exit(ts, region);
+    hooks &= uint8_t(hooks - 1);
   }
 }
 
 inline bool traced_thread(const TraceTarget& t, uint32_t index) { return in_thread_mask(t.threads, index); }
 
-constexpr uint16_t kRegionEventMetric = uint16_t(proto::Metric::kRegionEvent);
+constexpr uint16_t kRegionEventKind = uint16_t(ValueKind::kEvent);
 
 inline uint64_t trace_open_key(uint32_t id, uint16_t request) { return (uint64_t(request) << 32) | id; }
 
@@ -257,7 +279,7 @@ __attribute__((always_inline)) inline void trace_enter(ThreadState* ts, const Re
       ts->trace_inside[t[i].slot] += 1;
     else if (!ts->trace_inside[t[i].slot])
       continue;
-    if (t[i].metric != kRegionEventMetric) continue;
+    if (t[i].kind != kRegionEventKind) continue;
     if (!now) now = ticks();
     trace_open_push(ts, id, t[i].request);
     trace_append(ts, now, 0, id, proto::TraceKind::kEnter, t[i].request);
@@ -276,7 +298,7 @@ __attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const Reg
   for (uint32_t i = 0; i < p.n_trace; ++i) {
     if (!traced_thread(t[i], ts->index)) continue;
     uint32_t& inside = ts->trace_inside[t[i].slot];
-    if ((t[i].root || inside) && t[i].metric == kRegionEventMetric && trace_open_pop(ts, id, t[i].request, now))
+    if ((t[i].root || inside) && t[i].kind == kRegionEventKind && trace_open_pop(ts, id, t[i].request, now))
       trace_append(ts, now, 0, id, proto::TraceKind::kExit, t[i].request);
     if (t[i].root && inside) inside -= 1;
   }
@@ -285,15 +307,15 @@ __attribute__((always_inline)) inline void trace_exit(ThreadState* ts, const Reg
 // One record per traced region instance carrying its measured value.
 // Outside the sequence-locked section: an append may wait for the tool.
 __attribute__((noinline)) void trace_values(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t now,
-                                            uint64_t dt, const long long* delta) {
+                                            uint64_t dt, const int64_t* delta) {
   const TraceTarget* t = g.traces + p.trace_begin;
   for (uint32_t i = 0; i < p.n_trace; ++i) {
-    if (t[i].metric == kRegionEventMetric || !traced_thread(t[i], ts->index)) continue;
+    if (t[i].kind == kRegionEventKind || !traced_thread(t[i], ts->index)) continue;
     if (!t[i].root && !ts->trace_inside[t[i].slot]) continue;
-    uint64_t v = t[i].metric == uint16_t(proto::Metric::kInstances) ? 1 : dt;
-    if (t[i].metric == uint16_t(proto::Metric::kCounter)) {
-      if (!delta) continue;  // counters not read for this instance
-      v = delta[t[i].event] > 0 ? uint64_t(delta[t[i].event]) : 0;
+    uint64_t v = t[i].kind == uint16_t(ValueKind::kCount) ? 1 : dt;
+    if (t[i].kind == uint16_t(ValueKind::kReading)) {
+      if (!delta) continue;  // not read for this instance
+      v = delta[t[i].reading] > 0 ? uint64_t(delta[t[i].reading]) : 0;
     }
     trace_append(ts, now, v, id, proto::TraceKind::kValue, t[i].request);
   }
@@ -400,16 +422,10 @@ __attribute__((noinline)) void accumulate_edge(ThreadState* ts, uint32_t slice, 
 
 inline uint64_t minus(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-inline void seq_begin(uint32_t* seq) {
-  sync::store(*seq, *seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-}
-inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
-
-// `delta`: the counters' increase over the instance, nullptr when they were
-// not read (then counter requests get nothing from this instance).
-// Counters=false: the region's plan has no counter request; this
-// instantiation, the common one, carries no counter code at all.
+// `delta`: the readings' increase over the instance, nullptr when they were
+// not read (then reading requests get nothing from this instance).
+// Readings=false: the region's plan has no reading request; this
+// instantiation, the common one, carries no reading code at all.
 // always_inline: as a call of its own (gcc's choice once it became a
 // template) it cost 16 instructions per exit and ~1 ns per pair.
 // `own`: the monitor's overhead inside the instance (ticks; an aggregate's
@@ -421,52 +437,38 @@ inline void seq_end(uint32_t* seq) { sync::store(*seq, *seq + 1); }
 // compensated inclusive time is its compensated exclusive time plus its
 // children's) and an instance shorter than its estimated overhead still
 // takes the whole estimate from every enclosing one.
-template <bool Counters>
+template <bool Readings>
 __attribute__((always_inline)) inline void accumulate(ThreadState* ts, const RegionPlan& p, uint32_t region, uint64_t dt, uint64_t child,
-                       uint64_t own, uint64_t child_overhead, bool outermost, const long long* delta,
-                       const long long* child_counters, uint32_t caller) {
+                       uint64_t own, uint64_t child_overhead, bool outermost, const int64_t* delta,
+                       const int64_t* child_readings, uint32_t caller) {
   seq_begin(ts->seq);
   const AggTarget* a = g.aggs + p.agg_begin;
   for (uint32_t i = 0; i < p.n_agg; ++i) {
     proto::AggregateSlot* s = ts->agg_row + a[i].request;
-    // cv: the instance's compensated value, at least 0 (its minimum and
-    // maximum); csum: what it adds to the compensated sum, unclamped as in
-    // profiles (signed modulo 2^64), so that a SUM or AVG over a region is
-    // its profile's compensated inclusive time (before 2026-11-29 the sum
-    // took the clamped values, 17% more than the profile over short
-    // children).
+    // cv: the instance's compensated value, at least 0; csum: what it adds
+    // to the compensated sum, unclamped (add_to_aggregate, results.h).
     uint64_t v = dt, cv = a[i].compensate ? dt - std::min(dt, own) : dt, csum = a[i].compensate ? dt - own : dt;
-    if (a[i].metric == uint16_t(proto::Metric::kInstances)) v = cv = csum = 1;
-    if (Counters && a[i].metric == uint16_t(proto::Metric::kCounter)) {
+    if (a[i].kind == uint8_t(ValueKind::kCount)) v = cv = csum = 1;
+    if (Readings && a[i].kind == uint8_t(ValueKind::kReading)) {
       if (!delta) continue;
-      v = cv = csum = delta[a[i].event] > 0 ? uint64_t(delta[a[i].event]) : 0;
+      v = cv = csum = delta[a[i].reading] > 0 ? uint64_t(delta[a[i].reading]) : 0;
     }
-    // Minima are kept complemented: zeroed memory is "none yet", so there
-    // is no first-instance test (0.4 ns a pair).
-    // Branches, not conditional moves: a predicted branch breaks the chain
-    // through memory from one instance to the next (cmov: +4 ns a pair).
-    if (~v > s->not_min) s->not_min = ~v;
-    if (v > s->max) s->max = v;
-    if (~cv > s->not_comp_min) s->not_comp_min = ~cv;
-    if (cv > s->comp_max) s->comp_max = cv;
-    s->sum += v;
-    s->comp_sum += csum;
-    s->count += 1;
+    add_to_aggregate(s, v, cv, csum);
   }
   for (uint32_t i = 0; i < p.n_prof; ++i) {
     const uint32_t slice = g.slices[p.prof_begin + i];
     proto::ProfileSlot* s = ts->profile_rows[slice] + region;
-    const AggTarget& m = g.slice_metric[slice];
-    if (Counters && m.metric == uint16_t(proto::Metric::kCounter)) {
+    const AggTarget& m = g.slice_value[slice];
+    if (Readings && m.kind == uint8_t(ValueKind::kReading)) {
       if (!delta) continue;
-      const long long v = delta[m.event], own = v - child_counters[m.event];
+      const int64_t v = delta[m.reading], own = v - child_readings[m.reading];
       const uint64_t inclusive = v > 0 ? uint64_t(v) : 0, exclusive = own > 0 ? uint64_t(own) : 0;
       add_instance(s, inclusive, exclusive, inclusive, exclusive, outermost);
       if (g.slice_callpath[slice])
         accumulate_edge(ts, slice, caller, region, inclusive, exclusive, inclusive, exclusive, outermost);
       continue;
     }
-    if (MRI_UNLIKELY(m.metric == uint16_t(proto::Metric::kInstances))) {
+    if (MRI_UNLIKELY(m.kind == uint8_t(ValueKind::kCount))) {
       // Inclusive: this instance and the profiled instances nested in it
       // (they ended since its enter); exclusive: this instance.
       const uint64_t subtree = uint32_t(ts->profiled_exits - ts->frames[ts->depth].instance_mark);
@@ -532,7 +534,7 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
   // enter_monitor(), as at an exit: a thread that parks there (a stop)
   // has handed them over, and an end of monitoring meanwhile, on another
   // thread, counts them in the instances it ends.
-  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
+  if (MRI_UNLIKELY(g.before_event_sources.load(std::memory_order_relaxed))) run_before_event();
   ThreadState* ts = enter_monitor();
   if (!ts) return;
   if (MRI_UNLIKELY(ts->shifted)) ts->shifted = 0;  // only an exit uses it
@@ -564,30 +566,31 @@ extern "C" void Monitor_Region_Enter_Slow(Monitor_Region_Descriptor* desc) {
       f.unwound = 0;
       f.instance_mark = ts->profiled_exits;
       if (f.profiled) ts->open[id] += 1;
-      if (MRI_UNLIKELY(g.plan[id].counters)) enter_counters(ts, f);
+      if (MRI_UNLIKELY(g.plan[id].readings)) enter_readings(ts, f);
       if (MRI_UNLIKELY(g.plan[id].unwind)) unwind_enter(ts, desc->type, ts->depth - 1);
       f.start = ticks();  // last: the monitor's own work is outside the region's time
     }
   }
-  if (MRI_UNLIKELY(g.plan[id].cache)) cache_enter(ts, id);  // simulated cache events (cache.cpp)
+  if (MRI_UNLIKELY(g.plan[id].hooks)) hooks_enter(ts, id);  // sources measuring here themselves
   leave(ts);
 }
 
 namespace {
 
-// The counter part of an exit: read the counters, pass their increase to
+// The reading part of an exit: take the readings, pass their increase to
 // the enclosing profiled frame, account the instance.
-__attribute__((noinline)) void measure_with_counters(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
+__attribute__((noinline)) void measure_with_readings(ThreadState* ts, const RegionPlan& p, uint32_t id, uint64_t dt,
                                                      uint64_t own, const Frame& f, int32_t parent,
                                                      bool outermost, uint64_t now, uint32_t caller) {
-  const FrameCounters& fc = ts->frame_counters[ts->depth];  // the popped frame's index
-  long long now_counters[mri::papi::kMaxEvents], delta[mri::papi::kMaxEvents];
-  const bool same_events = f.counters_generation != 0 && f.counters_generation == ts->events_generation;
-  if (same_events && mri::papi::read(ts->events, now_counters)) {
-    for (uint32_t e = 0; e < ts->events.n; ++e) delta[e] = now_counters[e] - fc.at_enter[e];
-    if (parent >= 0 && ts->frames[parent].counters_generation == f.counters_generation)
-      for (uint32_t e = 0; e < ts->events.n; ++e) ts->frame_counters[parent].child[e] += delta[e];
-    accumulate<true>(ts, p, id, dt, f.child, own, f.child_overhead, outermost, delta, fc.child, caller);
+  const FrameReadings& fr = ts->frame_readings[ts->depth];  // the popped frame's index
+  int64_t now_readings[kMaxReadings], delta[kMaxReadings];
+  const uint32_t n = g.reading_count;
+  const bool same_list = f.readings_generation != 0 && f.readings_generation == ts->readings_generation;
+  if (same_list && take_readings(ts, now_readings)) {
+    for (uint32_t e = 0; e < n; ++e) delta[e] = now_readings[e] - fr.at_enter[e];
+    if (parent >= 0 && ts->frames[parent].readings_generation == f.readings_generation)
+      for (uint32_t e = 0; e < n; ++e) ts->frame_readings[parent].child[e] += delta[e];
+    accumulate<true>(ts, p, id, dt, f.child, own, f.child_overhead, outermost, delta, fr.child, caller);
     if (p.trace_values) trace_values(ts, p, id, now, dt, delta);
     return;
   }
@@ -608,11 +611,10 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   const uint64_t own_overhead = clock - f.overhead_mark + p.overhead_own;
   ts->overhead_clock.store(clock + p.overhead_pair, std::memory_order_relaxed);
   // In whole ticks, the fraction carried to the thread's next instance:
-  // truncated, each instance kept up to a tick (2% of a parent's
-  // compensated time over 20,000 short children,
-  // tests/capi/test_compensation.c); rounded, as until 2026-11-29, each
-  // leaf lost its own part rounded the same way every time (10.50 ns
-  // instead of 10.26 here, 2% of the own part in every sum).
+  // truncated, each instance would keep up to a tick (2% of a parent's
+  // compensated time over 20,000 short children); rounded, each leaf would
+  // lose its own part rounded the same way every time (2% of the own part
+  // in every sum). tests/capi/test_compensation.c checks the sums.
   const uint64_t own_total = own_overhead + ts->own_carry;
   const uint64_t own_ticks = own_total >> kOverheadFracBits;
   ts->own_carry = own_total & ((uint64_t{1} << kOverheadFracBits) - 1);
@@ -631,8 +633,8 @@ __attribute__((always_inline)) inline void pop_and_measure(ThreadState* ts, uint
   }
   if (!p.measure) return;
   const uint32_t caller = parent >= 0 ? uint32_t(ts->frames[parent].region) : mri::proto::kNoCaller;
-  if (MRI_UNLIKELY(p.counters))
-    return measure_with_counters(ts, p, id, dt, own_ticks, f, parent, outermost, now, caller);
+  if (MRI_UNLIKELY(p.readings))
+    return measure_with_readings(ts, p, id, dt, own_ticks, f, parent, outermost, now, caller);
   accumulate<false>(ts, p, id, dt, f.child, own_ticks, f.child_overhead, outermost, nullptr, nullptr, caller);
   if (MRI_UNLIKELY(p.trace_values)) trace_values(ts, p, id, now, dt, nullptr);
 }
@@ -690,7 +692,7 @@ __attribute__((noinline)) bool exit_unusual(ThreadState* ts, uint32_t id, uint64
 extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
   // The instance's last references, simulated inside its interval (before
   // the timestamp), so that their simulation is compensated in it.
-  if (MRI_UNLIKELY(g.cache_recording.load(std::memory_order_relaxed))) cache_flush_references();
+  if (MRI_UNLIKELY(g.before_event_sources.load(std::memory_order_relaxed))) run_before_event();
   const uint64_t before = ticks();  // first: the monitor's own work is outside the region's time
   ThreadState* ts = enter_monitor();
   if (!ts) return;
@@ -712,7 +714,7 @@ extern "C" void Monitor_Region_Exit_Slow(Monitor_Region_Descriptor* desc) {
     matched = exit_unusual(ts, id, now);
   // (A region armed only to be traced, or as the breakpoint, has no frame.)
   if (MRI_UNLIKELY(p.n_trace)) trace_exit(ts, p, id, now);
-  if (MRI_UNLIKELY(p.cache)) cache_exit(ts, id);  // simulated cache events (cache.cpp)
+  if (MRI_UNLIKELY(p.hooks)) hooks_exit(ts, id);  // sources measuring here themselves
   // An exit without an enter is ignored, also as the end of the breakpoint
   // (a program's stray exit); except the first such exit on a thread after
   // the release that gave the region its frames: the instance the tool
@@ -749,18 +751,19 @@ void close_open_instances(ThreadState* ts) {
   leave(ts);
 }
 
-void measure_open_instances(ThreadState* ts, uint64_t now, bool flush_references) {
-  // Cache requests' instances first, each request's innermost first (its
-  // regions may have frames or not); the frames' cache_exit then finds
-  // them ended.
-  cache_end_open(ts, now, flush_references);
+void measure_open_instances(ThreadState* ts, uint64_t now, bool own_thread) {
+  // The instances sources keep open themselves first, each request's
+  // innermost first (its regions may have frames or not); the frames'
+  // exit() hooks then find them ended.
+  for_each_source_with(&MeasurementSource::end_open,
+                       [&](uint32_t, const MeasurementSource& s) { s.end_open(ts, now, own_thread); });
   if (ts->overflow > 0 && ts->depth == kMaxDepth) reveal_top_frame(ts);
   ts->overflow = 0;  // the instances beyond the stack end unmeasured
   while (ts->depth > 0) {
     const uint32_t id = uint32_t(ts->frames[ts->depth - 1].region);
     const RegionPlan& p = g.plan[id];
     pop_and_measure(ts, id, now);
-    if (p.cache) cache_exit(ts, id);
+    if (p.hooks) hooks_exit(ts, id);
   }
 }
 

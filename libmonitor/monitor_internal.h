@@ -1,4 +1,6 @@
 // monitor_internal.h - state shared by the files of libmonitor (the MCC).
+// Measurement sources outside the core see none of it: they use
+// sdk/services.h, which the core implements (source_services.cpp).
 //
 // Concurrency model (docs/architecture.md has the long form):
 //  * `g.mode` says what every application thread must do at a monitored event.
@@ -27,9 +29,11 @@
 #include <x86intrin.h>
 
 #include "mri_monitor.h"
-#include "mri_papi.h"
 #include "mri_protocol.h"
-#include "mri_timer.h"
+#include "clock.h"
+#include "results.h"
+#include "services.h"
+#include "source.h"
 
 namespace mri::monitor {
 
@@ -47,12 +51,9 @@ inline constexpr int32_t kHiddenRegion = -2;  // a frame's region while instance
 // stops (a stop, the end): at most one event's records, 2 per trace request.
 inline constexpr uint32_t kStashRecords = 2 * proto::kMaxTraceRequests;
 
-// Overheads are kept in fixed point: 1/256 tick (a pair costs some tens of
-// ticks, so whole ticks would round away a few percent of it).
-inline constexpr uint32_t kOverheadFracBits = 8;
-
-// The counter values of a frame live in ThreadState::frame_counters (same
-// index): the time-only path touches only these 48 bytes.
+// The readings of a frame (kReading sources: counters) live in
+// ThreadState::frame_readings (same index): the time-only path touches
+// only these 48 bytes.
 struct Frame {
   int32_t region;
   uint16_t profiled;  // the region carries a profile request: parent's exclusive excludes it
@@ -66,10 +67,10 @@ struct Frame {
   // sum to child - this, which may be negative).
   uint64_t overhead_mark;
   uint64_t child_overhead;
-  // Event list of frame_counters[this index]. Written only when the frame
-  // reads counters; a stale value can never match at the exit, because a
-  // release that changes which regions read counters starts a new list.
-  uint32_t counters_generation;
+  // Reading list of frame_readings[this index] (0: not read). Written only
+  // when the frame reads; a stale value can never match at the exit,
+  // because a release that changes which regions read starts a new list.
+  uint32_t readings_generation;
   // ThreadState::profiled_exits at enter: the profiled instances that end
   // before this one's exit are nested in it (instance profiles count them).
   uint32_t instance_mark;
@@ -87,9 +88,9 @@ struct UnwoundFrame {
   int32_t chain[kMaxUnwound];
 };
 
-struct FrameCounters {
-  long long at_enter[papi::kMaxEvents];  // counter values at enter
-  long long child[papi::kMaxEvents];     // counts in profiled subregions
+struct FrameReadings {
+  int64_t at_enter[kMaxReadings];  // the readings at enter
+  int64_t child[kMaxReadings];     // their increase in profiled subregions
 };
 
 struct alignas(64) ThreadState {
@@ -102,7 +103,7 @@ struct alignas(64) ThreadState {
   // (the innermost exits are those of the instances beyond the stack).
   int32_t hidden_region = 0;
   // Non-zero: row not yet published, parked time to shift out, or the
-  // counter events changed. Set by the control thread too, hence atomic
+  // reading list changed. Set by the control thread too, hence atomic
   // (relaxed: a plain load on the hot path).
   std::atomic<uint32_t> fixup{1};
   uint64_t parked_ticks = 0;  // ticks parked, not yet shifted out of open frames
@@ -138,8 +139,12 @@ struct alignas(64) ThreadState {
   proto::EdgeSlot* edge_rows[proto::kHardMaxProfileSlices] = {};
   bool calibrating = false;  // overhead calibration's own state: never parks
   std::vector<uint32_t> open;  // per region: open profiled instances (recursion)
-  papi::EventSet events;        // this thread's counters, for events_generation's list
-  uint32_t events_generation = 0;
+  // Each source's state for this thread (kReading sources: prepared for
+  // the list of readings_generation by prepare_thread; readings_ready when
+  // every reading source prepared it).
+  void* source_state[kMaxSources] = {};
+  uint32_t readings_generation = 0;
+  bool readings_ready = false;
   // Trace ring (trace.cpp). The thread appends at trace_head while it is
   // below trace_limit without reading the tool's tail; equality sends it to
   // the slow path (ring full, or records stashed).
@@ -171,7 +176,7 @@ struct alignas(64) ThreadState {
   bool trace_gave_up = false;  // waited the whole bound once: discard until the tool makes room
   proto::TraceRecord stash[kStashRecords];
   Frame frames[kMaxDepth];
-  FrameCounters frame_counters[kMaxDepth];
+  FrameReadings frame_readings[kMaxDepth];
   // Unwinding (unwind.cpp), allocated at the thread's first unwound enter:
   // per frame index, and this thread's return address -> function cache.
   UnwoundFrame* unwound = nullptr;
@@ -181,25 +186,19 @@ struct alignas(64) ThreadState {
 // One aggregate request attached to a region.
 struct AggTarget {
   uint32_t request;
-  uint8_t metric;      // proto::Metric
-  uint8_t compensate;  // 0: the request switched compensation off (comp_ values = raw)
-  uint16_t event;      // kCounter: index in Global::events
+  uint8_t kind;        // ValueKind (kTime, kCount or kReading)
+  uint8_t compensate;  // 0: not compensable or switched off by the request (comp_ values = raw)
+  uint16_t reading;    // kReading: index in the frame's readings
 };
 static_assert(sizeof(AggTarget) == 8);
-
-// Whether thread `index` is in a trace request's thread mask (nullptr: the
-// request traces every thread).
-inline bool in_thread_mask(const uint64_t* mask, uint32_t index) {
-  return !mask || ((mask[index >> 6] >> (index & 63)) & 1);
-}
 
 // One trace request attached to a region.
 struct TraceTarget {
   uint16_t request;
   uint8_t slot;    // index into ThreadState::trace_inside
   uint8_t root;    // a requested region; otherwise traced only inside an instance of one
-  uint16_t metric; // proto::Metric
-  uint16_t event;  // kCounter: index in Global::events
+  uint16_t kind;     // ValueKind (kEvent: records at enter and exit; else a value record per instance)
+  uint16_t reading;  // kReading: index in the frame's readings
   const uint64_t* threads;  // mask of traced thread indices; nullptr: all
 };
 
@@ -217,13 +216,13 @@ struct RegionPlan {
   uint32_t prof_begin = 0;  // into Global::plan_slices
   uint8_t measure = 0;      // push a frame at enter
   uint8_t armed = 0;
-  uint8_t counters = 0;     // read the thread's counters at enter and exit
+  uint8_t readings = 0;     // take the thread's readings at enter and exit (kReading sources)
   // The monitor's overhead per instance of this region (fixed point,
   // kOverheadFracBits; from the calibration of the region's kind): inside
   // its own measured interval, and added to every enclosing instance.
   uint32_t overhead_own = 0;
   uint32_t overhead_pair = 0;
-  uint8_t cache = 0;        // simulated cache events requested: cache_enter/cache_exit (cache.cpp)
+  uint8_t hooks = 0;        // bit i: source(i) measures requests here itself (its enter and exit)
   uint8_t unwind = 0;       // a callpath slice unwinds the stack at enter (unwind.cpp)
   // Frames began at this release (not the first): an instance open now was
   // entered without one, and its exit finds none (Monitor_Region_Exit_Slow).
@@ -234,10 +233,11 @@ struct Global {
   // Hot: read on every monitored event; kept together in the first lines.
   std::atomic<uint32_t> mode{kDormant};
   bool use_membarrier = false;
-  bool tsc = false;  // the timer backend chose rdtsc (kept here: same cache line as the mode)
-  // The cache backend records references (cache.cpp, set_recording); read
-  // before an exit's gate, hence atomic (relaxed).
-  std::atomic<bool> cache_recording{false};
+  bool tsc = false;  // the clock is rdtsc (kept here: same cache line as the mode)
+  // Bit i: source(i) wants its before_event() at every monitored enter and
+  // exit (the cache simulator while it records references;
+  // set_before_event). Read before an exit's gate, hence atomic (relaxed).
+  std::atomic<uint8_t> before_event_sources{0};
   int32_t breakpoint = -1;
   uint32_t plan_count = 0;
   const RegionPlan* plan = nullptr;
@@ -288,8 +288,8 @@ struct Global {
   // segment at each release: the tool may rewrite its rows any time).
   uint64_t trace_threads[proto::kMaxTraceRequests][proto::kThreadMaskWords]{};
   uint64_t trace_wait_ns = 10'000'000'000ull;  // bound on a wait for ring room
-  // What each profile slice measures (indexed by slice).
-  AggTarget slice_metric[proto::kHardMaxProfileSlices]{};
+  // What each profile slice measures (indexed by slice; `request` unused).
+  AggTarget slice_value[proto::kHardMaxProfileSlices]{};
   bool slice_callpath[proto::kHardMaxProfileSlices]{};  // the slice's request keeps the calling context
   bool slice_compensate[proto::kHardMaxProfileSlices]{};  // the slice's request wants compensated values
   bool slice_unwind[proto::kHardMaxProfileSlices]{};  // the slice's request finds unannotated callers
@@ -300,13 +300,21 @@ struct Global {
   // Calibrated overhead per kind (compensation.cpp), fixed point.
   uint32_t overhead_own[proto::kOverheadKinds]{};
   uint32_t overhead_pair[proto::kOverheadKinds]{};
-  std::vector<std::string> calibrated_events;  // the event list kCounter was calibrated with
-  // Counter events of the current requests (every thread counts all of
-  // them); a new list gets a new generation, and each thread rebuilds its
-  // event set at its next monitored event.
-  std::vector<std::string> events;
-  uint32_t events_generation = 1;
-  bool counters_ok = true;  // PAPI initialised (or not needed)
+  // Readings of the current plans (kReading sources): each reading source
+  // with readings in this release gives `count` of them from index `base`
+  // of a frame's readings. A thread takes all of them at the regions that
+  // read. A new list gets a new generation, and each thread prepares its
+  // reading sources again at its next monitored event.
+  struct Reader {
+    uint8_t source;
+    uint8_t base;
+    uint8_t count;
+  };
+  Reader readers[kMaxSources]{};
+  uint32_t n_readers = 0;
+  uint32_t reading_count = 0;
+  std::vector<std::string> reading_list;  // every reading's name, in reading order
+  uint32_t readings_generation = 1;
 
   // Profile slices of the requests over every region: the plan of a region
   // published after the last release (registered at its first execution).
@@ -331,7 +339,59 @@ union GlobalStorage {
 extern GlobalStorage g_storage;
 inline Global& g = g_storage.value;
 
-// session.cpp
+// attach.cpp
+// Attaches to the segment the environment names (a constructor, before
+// main()); the program runs unmonitored on any problem.
+void attach_from_environment();
+// Refuses the segment: says why (in the segment too when `header_writable`),
+// then behaves as dormant.
+void refuse(const char* why, bool header_writable);
+// Whether the tool process still lives (its pidfd, else the segment's
+// attach count).
+bool tool_is_alive();
+// The tool is gone: every region disarmed, the threads out of the monitor
+// and woken, the segment unmapped; the program runs on unmonitored.
+void detach(const char* why);
+
+// control.cpp
+// Starts the mri-control thread (detached); false when it cannot.
+bool start_control_thread();
+// Installs the handler of SIGINT, SIGTERM and SIGHUP where the program left
+// them at their default action (the end of monitoring for a signal).
+void catch_termination_signals();
+// The termination signal the monitor caught and ends monitoring for, 0
+// when none (-1 once the control thread no longer acts on one).
+int noted_termination_signal();
+
+// end.cpp
+// Set when the tool ends the program (Command::kTerminate), before the
+// world is quiesced: a thread that ends after that leaves its frames to
+// the control thread, which is ending them.
+extern std::atomic<bool> g_ending;
+// The destructor of a thread's pthread key: the end of a monitored thread.
+void thread_exit(void* state);
+
+// world.cpp
+// The world stopped for an end that does not come from a program thread
+// (the tool's terminate, a termination signal): every region armed, the
+// threads running program code parked or waited for (bounded). Needs
+// control_mutex.
+void stop_world_for_an_end();
+
+// proc_threads.cpp
+// The state letter of thread `tid` of this process ('R', 'S', 'Z', ...), 0
+// when it cannot be read.
+char task_state(pid_t tid);
+// Whether every thread of the program has ended and only the monitor's own
+// keep the process alive.
+bool program_threads_gone(pid_t control_tid);
+// The CPU time thread `tid` of this process has used (ns), 0 when unknown.
+uint64_t thread_cpu_ns(pid_t tid);
+
+// status.cpp
+void copy_message(char (&dst)[proto::kMessageBytes], const char* text);
+
+// registry.cpp
 // The static information, the calibration and the control thread, once.
 // `at_end`: monitoring ends right after (exit(), exec() or a signal before
 // the first region): the program does not announce a loaded stop it will
@@ -340,7 +400,6 @@ void publish_once(bool at_end = false);
 void publish_state(proto::AppState state, proto::StopReason reason, int32_t region,
                    bool count_stop, int64_t ack = -1);
 void publish_ack(uint32_t ack);
-void note_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void arm_all(unsigned char value);
 void for_each_thread(void (*fn)(ThreadState*));  // every registered thread's state
 void quiesce(const ThreadState* self);
@@ -365,28 +424,6 @@ Monitor_Region_Descriptor* lasting_descriptor(const Monitor_Region_Descriptor& d
 int register_region_locked(Monitor_Region_Descriptor* d);
 void reserve_plans();
 
-// One instance into a profile or edge slot (ProfileSlot, EdgeSlot): the
-// inclusive values only for the outermost instance of a region on the
-// thread (recursion counts once). Inside the thread's sequence lock.
-template <typename Slot>
-__attribute__((always_inline)) inline void add_instance(Slot* s, uint64_t inclusive, uint64_t exclusive,
-                                                        uint64_t comp_inclusive, uint64_t comp_exclusive,
-                                                        bool outermost) {
-  s->calls += 1;
-  if (outermost) {
-    s->inclusive += inclusive;
-    s->comp_inclusive += comp_inclusive;
-  }
-  s->exclusive += exclusive;
-  s->comp_exclusive += comp_exclusive;
-}
-
-// Callpath rows (hot_path.cpp): one instance added to the edge (caller,
-// callee) of a slice (nothing where the thread's edge table is full).
-// Inside the thread's sequence lock.
-void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee, uint64_t inclusive,
-              uint64_t exclusive, uint64_t comp_inclusive, uint64_t comp_exclusive, bool outermost);
-
 // Unwinding for callpath profiles (unwind.cpp). unwind_enter fills
 // ts->unwound[index] for the frame just pushed for a region of `type`
 // (inside the slow path). unwind_available: false in a build without
@@ -394,24 +431,49 @@ void add_edge(ThreadState* ts, uint32_t slice, uint32_t caller, uint32_t callee,
 bool unwind_available();
 __attribute__((noinline)) void unwind_enter(ThreadState* ts, uint32_t type, uint32_t index);
 
-bool tool_alive();
-
-// The timer backend's clock in ticks (rdtsc when calibration chose it),
+// The monitor's clock in ticks (rdtsc when calibration chose it),
 // decided by a flag on the hot cache line.
-inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : timer::monotonic_ticks(); }
+inline uint64_t ticks() { return __builtin_expect(g.tsc, 1) ? __rdtsc() : clock::monotonic_ticks(); }
 
 // hot_path.cpp
-ThreadState* current_thread_state();
 // Ends the thread's open instances at the end of monitoring (hot_path.cpp).
 void close_open_instances(ThreadState* ts);
 // Ends a thread's measured instances still open at `now`, innermost
-// first, as if their exits ran (profiles, aggregates, simulated cache
-// events with their value records, no other trace records): the calling
-// thread's at its end and at the end of monitoring, then every other
-// thread's, quiescent. The caller is inside the monitor (in_slow set).
-// flush_references: `ts` is the calling thread and may simulate the
-// references it has buffered first (cache_end_open).
-void measure_open_instances(ThreadState* ts, uint64_t now, bool flush_references = false);
+// first, as if their exits ran (profiles, aggregates, the instances the
+// sources keep open themselves, with their value records, no other trace
+// records): the calling thread's at its end and at the end of monitoring,
+// then every other thread's, quiescent. The caller is inside the monitor
+// (in_slow set). own_thread: `ts` is the calling thread (a source may
+// first count what the thread has recorded but not handed over).
+void measure_open_instances(ThreadState* ts, uint64_t now, bool own_thread = false);
+
+// sources.cpp: the lifecycle members of source.h, called on every source
+// that has them (see there for what each promises).
+void sources_stop_recording();
+void sources_finish();
+void sources_after_fork();
+void sources_publish();
+uint32_t sources_busy();
+bool sources_own_thread(pid_t tid);
+void sources_threads_not_waited_for(uint32_t late, uint32_t passed, uint32_t gave_up_after_ms, uint32_t quiet_ms);
+void sources_data_ended(uint32_t record);
+void sources_sync_thread();
+
+// data.cpp (needs registry_mutex held; data_records() is in services.h)
+// At the first publication: the data structures registered so far.
+void data_publish_pending();
+
+// readings.cpp
+// The calling thread (the owner of `ts`) prepares its reading sources for
+// the current reading list; false when one cannot (counted in
+// AppControl::counter_errors and said in last_error; with `why`, only said
+// there: the overhead calibration's private state).
+bool prepare_thread_readings(ThreadState* ts, std::string* why = nullptr);
+// All of the thread's readings, in reading order, into out[0 ..
+// g.reading_count); false when one cannot be read now.
+bool take_readings(ThreadState* ts, int64_t* out);
+// The thread is done with its reading sources (its end).
+void release_thread_readings(ThreadState* ts);
 // Writes the exit records (kTraceExitSynthetic, at `now`) of the thread's
 // traced instances still open, innermost first: at the thread's end, by
 // the thread; at the end of monitoring, for every thread while they are
@@ -450,14 +512,10 @@ void calibrate_at_start();
 // measurements, so a slow spell of the machine during one of them (a few
 // milliseconds) no longer inflates every compensated value of the run.
 void confirm_time_calibration();
-// At a release whose requests read counters (control thread, application
-// threads quiescent): measures the counter kind for the current event
-// list, unless it was already measured for it.
-void calibrate_counters(const std::vector<std::string>& events);
-// At the first release with simulated cache events (control thread): the
-// recording cost per memory reference (kCacheSim), through the backend's
-// calibrate function (version 2). Once per process.
-void calibrate_cache_recording(const Monitor_Cache_Backend* backend);
+// At a release whose requests take readings (control thread, application
+// threads quiescent, Global::readers in place): measures the counter kind
+// for the current reading list, unless it was already measured for it.
+void calibrate_readings(const std::vector<std::string>& readings);
 // At every release, after the calibrations above (control thread): the
 // values a tool set in place of a kind's measurement (MRI_Set_Overhead)
 // take effect, and a kind the tool cleared goes back to its measurement.

@@ -19,7 +19,7 @@
 
 #include "monitor_internal.h"
 #include "mri_sync.h"
-#include "mri_timer.h"
+#include "clock.h"
 
 namespace mri::monitor {
 namespace {
@@ -68,7 +68,7 @@ WaitResult wait_for_room(ThreadState* ts, bool any_mode) {
       result = WaitResult::kStopping;
       break;
     }
-    if (!tool_alive() || sync::monotonic_ns() > deadline) {
+    if (!tool_is_alive() || sync::monotonic_ns() > deadline) {
       result = WaitResult::kGone;
       break;
     }

@@ -355,9 +355,10 @@ MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned c
   const uintptr_t a = reinterpret_cast<uintptr_t>(address);
   // The part of the line of the first byte ((line & mask) != 0 without the
   // shift), and of the last: a reference that straddles two lines (lines
-  // are 16 bytes or more where the simulator is split, libmonitor/cache.cpp,
-  // so never three) of different parts goes into both buffers, and each
-  // part simulates its own line of it. Nothing else needs a second look.
+  // are 16 bytes or more where the simulator is split,
+  // monitor/simulator_setup.cpp, so never three) of different parts goes
+  // into both buffers, and each part simulates its own line of it.
+  // Nothing else needs a second look.
   const uint64_t bits = __mri_cachesim_split.address_bits;
   const uint32_t part = (a & bits) != 0;
   if (Size > 1 && __builtin_expect((((a + Size - 1) & bits) != 0) != part, 0))

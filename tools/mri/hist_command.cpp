@@ -49,7 +49,7 @@ bool cache_metric(const std::string& name, MRI_Runtime_Information_Spec& ri, int
 // Ends mri with status 2, before the program is loaded, when the simulated
 // hierarchy has no cache of the event's level: the application would refuse
 // the request only at its first release and run to its end for nothing.
-// The hierarchy is the one the application will build (libmonitor/cache.cpp):
+// The hierarchy is the one the application will build (backends/cachesim/monitor/simulator_setup.cpp):
 // `config` (--config), else MRI_CACHESIM_CONFIG, else this machine's caches,
 // through the simulator's own parser and default ("@FILE" through its
 // bounded file reader).

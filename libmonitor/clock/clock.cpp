@@ -1,11 +1,11 @@
-#include "mri_timer.h"
+#include "clock.h"
 
 #include <time.h>
 
 #include <cstdio>
 #include <cstring>
 
-namespace mri::timer {
+namespace mri::clock {
 
 Kind g_kind = Kind::kMonotonic;
 
@@ -84,4 +84,4 @@ Calibration calibrate(unsigned calibration_ms) {
 #endif
 }
 
-}  // namespace mri::timer
+}  // namespace mri::clock

@@ -1,11 +1,11 @@
-// mri_timer.h - the timer backend: EXECUTION_TIME in ticks of the invariant
+// clock.h - the monitor's clock: ticks of the invariant
 // TSC where the CPU has one, else CLOCK_MONOTONIC nanoseconds.
 //
 // Values are stored as raw ticks in the result slots and converted to
 // nanoseconds by the tool with the calibrated factor the application
 // publishes (AppControl::ns_per_tick), so the hot path never divides.
-// rdtsc costs about 7 ns here against about 16 ns for clock_gettime
-// (docs/PERFORMANCE.md).
+// rdtsc costs 7.2 ns against 16.0 ns for clock_gettime on the Intel guest
+// (docs/design/0002-tsc-timer.md, with the command).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <x86intrin.h>
 #endif
 
-namespace mri::timer {
+namespace mri::clock {
 
 enum class Kind : uint32_t { kTsc = 0, kMonotonic = 1 };
 
@@ -25,9 +25,9 @@ struct Calibration {
 
 // Chooses the clock and measures ticks per nanosecond against
 // CLOCK_MONOTONIC over `calibration_ms`. Thread-safe; call once. Every
-// monitored process spends this long at its first publication. 5 ms
-// (20 until 2026-11-25) gave factors within 1.3e-7 of 20 ms ones, six
-// pairs on a Zen 5 KVM guest.
+// monitored process spends this long at its first publication. 5 ms gives
+// factors within 1.3e-7 of 20 ms ones (six pairs on the Zen 5 guest,
+// docs/PERFORMANCE.md "Machines").
 Calibration calibrate(unsigned calibration_ms = 5);
 
 // The kind chosen by the last calibrate() (kMonotonic before).
@@ -42,4 +42,4 @@ inline uint64_t now() {
   return monotonic_ticks();
 }
 
-}  // namespace mri::timer
+}  // namespace mri::clock

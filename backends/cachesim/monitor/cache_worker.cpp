@@ -1,5 +1,6 @@
 // cache_worker.cpp - simulation on a thread of its own, overlapping the
-// program (the cache-simulator backend, cache.cpp).
+// program (the cache simulator's source, cachesim_source.cpp; why and what
+// it gains: docs/design/0008-simulation-thread.md).
 //
 // A full buffer of references (Monitor_Cache_Simulate) is copied into one
 // of kChunks chunks and the program goes on recording while the worker
@@ -9,7 +10,7 @@
 // over has been simulated (cache_drain). Chunks are simulated in the order
 // they were handed over, so counts are those of the synchronous path: each
 // thread's references in program order, threads interleaved batch by
-// batch, as before.
+// batch, as simulated in place.
 //
 // On by default where the process may run on two CPUs or more, and used
 // while fewer threads hand batches over than there are CPUs (else each
@@ -33,34 +34,32 @@
 
 #include "cache_internal.h"
 #include "cachesim.h"
-#include "monitor_internal.h"
+#include "services.h"
 #include "split_judge.h"
 
-namespace mri::monitor {
+namespace mri::monitor::cachesim {
 namespace {
-
-namespace sim = mri::sim;
 
 // 8 chunks of 4096 references (the instrumentation's batch): 512 KiB. Two
 // would do for one thread; more let several threads hand over at once.
 constexpr uint32_t kChunks = 8;
 constexpr size_t kChunkRefs = 4096;
-// Waits spin this many times (a pause each: 23 ns on the Zen 5 host, 28
-// on the Zen 3 one, so about 0.5 ms in all) before they sleep: a hand-over
-// is a few microseconds apart while a program records, a chunk takes the
-// simulation thread 50-120 us, and waking a sleeping thread costs a
-// system call on one side and, on a virtual machine, tens of microseconds
-// to milliseconds on the other (the Zen 3 guest: a single sleep of the
-// program's thread lasted up to 2.3 ms). With 2000 (45-56 us), the
-// workloads of bench/compensation and the matrix multiplies ran 5-12%
-// slower there (docs/PERFORMANCE.md, "A noisy host").
+// Waits spin this many times (a pause each, about 0.5 ms in all) before
+// they sleep: a hand-over is a few microseconds apart while a program
+// records, a chunk takes the simulation thread 50-120 us, and waking a
+// sleeping thread costs a system call on one side and, on a virtual
+// machine, tens of microseconds to milliseconds on the other. 20000
+// pauses against 2000 (about 56 us): the matrix multiplies and the
+// bench/compensation workloads under the simulator 10-13% faster
+// (docs/design/0008-simulation-thread.md, "The spin's length").
 constexpr int kSpins = 20000;
-// A spinner yields its CPU every so many pauses (about 10 us; a yield
-// costs 1.2 us on the Zen 5 guest): the scheduler sometimes puts the
-// program's thread and the simulation thread on one CPU for a while, and
-// then each spin kept the other side off it (windows of the matrix
-// multiplies at 25-30 ns a reference instead of 2-6, for milliseconds;
-// docs/PERFORMANCE.md, "Splits without copies").
+// A spinner yields its CPU every so many pauses (about 10 us): the
+// scheduler sometimes keeps the program's thread and the simulation
+// thread on one CPU for milliseconds, and a spin that never yields keeps
+// the other side off it. Yielding every 512 pauses against never: the
+// C-monitored multiply of bench/matmul.c in 179.2 ms against 194.9 (ijk)
+// and 67.9 against 70.7 (ikj), medians of 15 alternating runs
+// (docs/design/0008-simulation-thread.md, "The yield").
 constexpr int kYieldEvery = 512;
 
 struct Chunk {
@@ -75,13 +74,15 @@ struct Chunk {
 
 // CPUs the process may run on, and threads that hand batches over now.
 // The simulation thread only helps while a CPU is left for it: with as
-// many recording threads as CPUs (2 of 2: is_sort with 2 threads ran 2x
-// slower with it) batches are simulated in place, as without it.
+// many recording threads as CPUs, batches are simulated in place, as
+// without it (is_sort of bench/compensation with 2 threads on 2 CPUs:
+// 3.42 s so, 6.75 s with the simulation thread as a third busy thread;
+// docs/design/0008-simulation-thread.md, "Only while a CPU is spare").
 int g_cpus = 1;
 bool g_forced = false;  // MRI_CACHESIM_ASYNC=1: the thread whatever the CPUs
 std::atomic<int> g_submitters{0};
 
-// The automatic split (cache.cpp, split_of) is tried, kept or undone from
+// The automatic split (simulator_setup.cpp, split_of) is tried, kept or undone from
 // measurements over windows of MRI_CACHESIM_SPLIT_AFTER batches handed
 // over by one thread (default 32, about 128k references: a millisecond or
 // two; 0: split at the first hand-over, unmeasured, for good), decide_split.
@@ -96,9 +97,11 @@ bool g_split_log = false;
 // thread would soon wait for a free one. Condensing costs the program's
 // thread about 1.3 ns a reference where the copy costs 0.2-0.6, and
 // spares the simulation thread about half of its work on a unit-stride
-// loop: the ikj multiply ran 11-24% faster with it this way, and slower
-// with it at every batch (docs/PERFORMANCE.md, "Condensed
-// batches"). MRI_CACHESIM_CONDENSE=0 never condenses, =1 condenses every
+// loop: the C-monitored ikj multiply runs 8.0x native so against 10.0x
+// never condensed (bash bench/run_cachesim_slowdown.sh, docs/PERFORMANCE.md);
+// condensing every batch makes the program's thread the slower side
+// (docs/design/0011-condensed-batches.md, which also has the threshold's
+// measurements). MRI_CACHESIM_CONDENSE=0 never condenses, =1 condenses every
 // whole batch; unset or auto, as above. (Batches sorted by part for a
 // split are not condensed.) A batch is condensed for the monitors enabled
 // at the hand-over; its own thread drains before it changes them, and
@@ -213,9 +216,9 @@ struct Worker {
       Chunk* c = &chunks[completed.load(std::memory_order_relaxed) % kChunks];
       wait_for(mu, work, work_sleepers, [c] { return c->ready.load(); });
       if (c->part == kAllParts) {
-        const uint64_t t0 = ticks();
+        const uint64_t t0 = now_ticks();
         c->h->simulate(c->core, c->refs, c->n, c->dropped);
-        g_sim_ticks.fetch_add(ticks() - t0, std::memory_order_relaxed);
+        g_sim_ticks.fetch_add(now_ticks() - t0, std::memory_order_relaxed);
         g_sim_refs.fetch_add(c->n + c->dropped.reads + c->dropped.writes, std::memory_order_relaxed);
       } else {
         c->h->simulate_part(c->part, c->core, c->refs, c->n);
@@ -351,9 +354,9 @@ sim::Access* sort_buffers() {
 // every batch). Split by M (4), the program's thread would take p + q +
 // s/M and the simulation thread s(M-1)/M at the same time; the longer of
 // the two must be at most 80% of the longer of p and s now. Optimistic
-// (split, both sides simulate slower than that: their host caches hold the
-// program's data or a part's sets, and two virtual CPUs may share a core),
-// hence the trial.
+// (split, both sides simulate slower than that: their CPUs' caches hold
+// the program's data or a part's sets, and two virtual CPUs may share a
+// core), hence the trial.
 bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t n) {
   const uint64_t sim_ticks = g_sim_ticks.load(std::memory_order_relaxed) - w.sim_ticks;
   const uint64_t sim_refs = g_sim_refs.load(std::memory_order_relaxed) - w.sim_refs;
@@ -363,8 +366,8 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
   const double s = double(sim_ticks) / double(sim_refs);
   auto pays = [&](double q) { return std::max(p + q + s / parts, s * (parts - 1) / parts) <= 0.8 * std::max(p, s); };
   // The sort is timed only where the rest would pay, and once in
-  // kSortProbes such windows: its buffers take 128 KiB of the host's cache
-  // from the program and the simulation (timed at every window, it made
+  // kSortProbes such windows: its buffers take 128 KiB of the CPU's caches
+  // from the program and the simulation (timed at every window, it makes
   // tree_walk of bench/compensation 7% slower).
   if (!pays(0)) return false;
   if (w.sort_age == 0) {
@@ -372,9 +375,9 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
     sim::Access* buffers = sort_buffers();
     const size_t m = n < kChunkRefs ? n : kChunkRefs;
     h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
-    const uint64_t t0 = ticks();
+    const uint64_t t0 = now_ticks();
     h->sort_parts(refs, m, buffers, &n0, buffers + kChunkRefs, &n1, true);
-    w.sort_ticks = double(ticks() - t0) / double(m);
+    w.sort_ticks = double(now_ticks() - t0) / double(m);
   }
   w.sort_age = (w.sort_age + 1) % kSortProbes;
   return pays(w.sort_ticks);
@@ -386,7 +389,7 @@ bool split_predicted(sim::Hierarchy* h, Pace& w, const sim::Access* refs, size_t
 // simulated whole batches, the simulation thread's; then the move made.
 void log_window(const Pace& w, SplitJudge::Phase phase, double per_ref, SplitJudge::Move move, bool done) {
   static const char* const kPhases[] = {"joined", "trial", "control", "split"};
-  const double ns = g.view.header()->app.ns_per_tick;
+  const double ns = segment().header()->app.ns_per_tick;
   const uint64_t sim_refs = g_sim_refs.load(std::memory_order_relaxed) - w.sim_refs;
   const uint64_t sim_ticks = g_sim_ticks.load(std::memory_order_relaxed) - w.sim_ticks;
   char thread[48] = "";
@@ -405,11 +408,12 @@ void log_window(const Pace& w, SplitJudge::Phase phase, double per_ref, SplitJud
 // around it, else the next trial waits, twice as long each time). A trial
 // that does not pay costs more than its windows: the simulator's state
 // moves between the two CPUs' caches at each change (tree_walk of
-// bench/compensation, whose simulation misses the host's caches, runs its
-// trials' windows and the next ones at half speed). (docs/PERFORMANCE.md,
-// "Automatic split" and "A noisy host": the ijk matrix multiply splits at
-// its second or third window and stays split; ikj seldom tries; is_sort
-// tries in its phases of many misses.)
+// bench/compensation, whose simulation misses the CPU's caches, runs its
+// trials' windows and the next ones at half speed). The ijk matrix
+// multiply splits at its second or third window and stays split (4.9x
+// native against 5.6x never split, bash bench/run_cachesim_slowdown.sh,
+// docs/PERFORMANCE.md); ikj seldom tries; is_sort tries in its phases of
+// many misses (docs/design/0009-split-by-cache-line.md).
 void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t now) {
   Pace& w = t_pace;
   const double per_ref = double(now - w.start) / double(w.refs);
@@ -420,10 +424,10 @@ void decide_split(sim::Hierarchy* h, const sim::Access* refs, size_t n, uint64_t
     // Before a split, the whole batches handed over so far are simulated
     // while the hierarchy is still joined. Simulated after the split, each
     // of them is sorted into both parts on the simulation thread, part 0
-    // under the mutex this thread now takes for every batch: the first
-    // trial window of the ikj multiply took 9.4-12.5 ns a reference
-    // instead of 3.7-6 with the drain, and the simulation thread's whole
-    // batches in it 14-25 ns a reference (docs/PERFORMANCE.md).
+    // under the mutex this thread now takes for every batch: without the
+    // drain, the first trial window of the ikj multiply takes 9.4-12.5 ns
+    // a reference against 3.7-6 with it (docs/design/0009-split-by-cache-
+    // line.md, "The queue drained first").
     if (move == SplitJudge::Move::kSplit) cache_drain();
     done = move == SplitJudge::Move::kSplit ? h->split() : h->unsplit();  // false: another thread did
     w.judge.moved(done);
@@ -466,9 +470,9 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
         (g_condense == Condense::kAlways || (g_condense == Condense::kBehind && waiting > kBehind))) {
       // Into this thread's own buffer, then copied: condensing straight
       // into the chunk, whose lines the simulation thread's CPU read
-      // last, took 1.8 ns a reference, and this 1.3 (the multiply 7%
-      // faster). (A signal handler's batch handed over meanwhile is
-      // copied: the buffer is in use.)
+      // last, costs 1.8 ns a reference, this 1.3
+      // (docs/design/0011-condensed-batches.md). (A signal handler's batch
+      // handed over meanwhile is copied: the buffer is in use.)
       t_condensing = true;
       sim::Access* const local = sort_buffers();
       kept = h->condense(refs, take, local, &dropped);
@@ -486,11 +490,11 @@ void hand_over(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Acces
 
 // A batch of a split simulator that the instrumentation did not sort:
 // sorted into two buffers of this thread's, part 1 copied into a chunk for
-// the worker and part 0 simulated here meanwhile. (Sorting straight into
-// the chunk, whose memory the worker's CPU had read last, made every 16-byte
-// store wait for its line: the ikj multiply took 140 ms instead of 63.) The
-// sort's time, like the simulation's, is timed by the caller as the
-// monitor's.
+// the worker and part 0 simulated here meanwhile. (Not straight into the
+// chunk: its memory was read last by the worker's CPU, so every 16-byte
+// store would wait for its line; the ikj multiply of bench/matmul.c takes
+// 140 ms so against 63.) The sort's time, like the simulation's, is timed
+// by the caller as the monitor's.
 void hand_over_sorted(sim::Hierarchy* h, uint32_t core, const sim::Access* refs, size_t n) {
   sim::Access* const part0 = sort_buffers();
   sim::Access* const part1 = part0 + kChunkRefs;
@@ -526,8 +530,10 @@ void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* 
   // Part 0 of a split simulator is always simulated by the program's
   // threads: the simulation thread has only part 1, so neither part's
   // order depends on where the other's batches go. (Handing part 0 over
-  // too whenever the simulation thread ran out of work made both matrix
-  // multiplies slower: docs/PERFORMANCE.md, "Split simulation".)
+  // too whenever the simulation thread runs out of work makes both matrix
+  // multiplies slower, ijk split in halves 198 -> 211 ms:
+  // docs/design/0009-split-by-cache-line.md, "Part 0 stays with the
+  // program's threads".)
   if (split && part == 0) {
     if (t_whole_pending) cache_drain();
     return h->simulate_part(0, core, refs, n);
@@ -556,7 +562,7 @@ void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* 
     restart_window(w, split);
     w.judge.changed_elsewhere(split);
   }
-  const uint64_t start = ticks();
+  const uint64_t start = now_ticks();
   if (w.last != 0) {
     if (w.batches == 0) w.start = w.last;
     w.own += start - w.last;
@@ -565,9 +571,9 @@ void submit(sim::Hierarchy* h, uint32_t core, uint32_t part, const sim::Access* 
   }
   if (split) hand_over_sorted(h, core, refs, n);
   else hand_over(h, core, kAllParts, refs, n);
-  const uint64_t end = ticks();
+  const uint64_t end = now_ticks();
   if (w.batches >= g_split_after) decide_split(h, refs, n, end);
-  w.last = ticks();
+  w.last = now_ticks();
 }
 
 }  // namespace
@@ -587,4 +593,4 @@ void cache_drain() {
   t_whole_pending = false;
 }
 
-}  // namespace mri::monitor
+}  // namespace mri::monitor::cachesim

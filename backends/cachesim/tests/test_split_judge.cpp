@@ -1,4 +1,4 @@
-// The automatic split's decisions (libmonitor/split_judge.h), fed with
+// The automatic split's decisions (monitor/split_judge.h), fed with
 // sequences of window times such as a noisy host gives.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "split_judge.h"
 
-using mri::monitor::SplitJudge;
+using mri::monitor::cachesim::SplitJudge;
 using Move = SplitJudge::Move;
 using Phase = SplitJudge::Phase;
 
