@@ -193,16 +193,19 @@ TEST_F(Slots, ATraceRecordNamesItsThreads) {
 // while records naming it wait: they would be delivered with the new
 // request's runtime information.
 TEST_F(Slots, ATraceRecordWaitsUntilItsRecordsAreTaken) {
+  // Thread 0 wrote one record of request record 0 (the trace request's),
+  // before the program ended: this application is gone from the start,
+  // and a head that moved after the collector's first look would be
+  // corrupt.
+  proto::TraceRecord* ring = segment.view().trace_ring(0);
+  ring[0] = proto::TraceRecord{100, 0, 0, uint16_t(proto::TraceKind::kEnter), 0};
+  __atomic_store_n(&segment.view().trace_head(0)->head, 1, __ATOMIC_RELEASE);
   Request trace = request(MRI_TRACE_REQUEST, {0}, MRI_REGION_EVENT);
   ASSERT_EQ(place_request(s, trace), MRI_OK) << error_message();
   ASSERT_EQ(trace.slot, 0);
   Request others[3] = {request(MRI_AGGREGATE_REQUEST, {0}), request(MRI_AGGREGATE_REQUEST, {0}),
                        request(MRI_AGGREGATE_REQUEST, {0})};
   for (auto& r : others) ASSERT_EQ(place_request(s, r), MRI_OK);
-  // Thread 0 wrote one record of request record 0.
-  proto::TraceRecord* ring = segment.view().trace_ring(0);
-  ring[0] = proto::TraceRecord{100, 0, 0, uint16_t(proto::TraceKind::kEnter), 0};
-  __atomic_store_n(&segment.view().trace_head(0)->head, 1, __ATOMIC_RELEASE);
   unplace_request(s, trace);
   Request next = request(MRI_TRACE_REQUEST, {0}, MRI_EXECUTION_TIME);
   EXPECT_EQ(place_request(s, next), MRI_Error);
