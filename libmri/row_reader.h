@@ -5,12 +5,15 @@
 // memory.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
 
 #include "mri_protocol.h"
+#include "mri_sync.h"
 
 namespace mri::tool {
 
@@ -28,7 +31,27 @@ inline uint32_t thread_rows(const proto::View& v) {
 // segment) ends the retries after at most 10000 tries (about 0.1 s): the
 // copy is then taken as it is, false. A thread beyond the geometry is not
 // read (false, `copy` not run).
-bool read_thread_consistent(const proto::View& v, uint32_t thread, const std::function<void()>& copy,
-                            const std::function<bool()>& application_gone);
+// A template, not a std::function: a copy that captures more than two
+// references would be allocated on the heap at every call, once per
+// thread and MRI_Get_Data.
+template <class Copy>
+bool read_thread_consistent(const proto::View& v, uint32_t thread, Copy&& copy,
+                            const std::function<bool()>& application_gone) {
+  if (thread >= v.g.max_threads) return false;
+  const uint32_t& seq = v.row_head(thread)->seq;
+  for (int attempt = 0; attempt < 10000; ++attempt) {
+    const uint32_t a = sync::load(seq);
+    if (a & 1) {
+      if (attempt > 100 && application_gone()) break;  // died mid-update: take what is there
+      if (attempt > 100) usleep(10);
+      continue;
+    }
+    copy();
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (sync::load(seq) == a) return true;
+  }
+  copy();
+  return false;
+}
 
 }  // namespace mri::tool
