@@ -15,8 +15,8 @@
 //    the session and read the application's status words without it.
 //  * Read without mu: last_cmd_seq, status_stuck and stuck_seq (atomics);
 //    the reaping fields (pid, reaped, wait_status, program_name), guarded
-//    by reap_mu; and, by the waits between looks, loaded, view and pidfd,
-//    which only MRI_Application_Load and MRI_Finalize change.
+//    by reap_mu; and, by the waits between looks, loaded, view, shmid and
+//    pidfd, which only MRI_Application_Load and MRI_Finalize change.
 //  * The trace collector thread (trace.cpp) has its own mutex and never
 //    takes mu; of the session it uses only the reaping (child_exited()).
 #pragma once
