@@ -1,16 +1,21 @@
 // counters.cpp - runtime information measured by PAPI counters: the
 // paper's cache and cycle events mapped to PAPI presets, any other PAPI
 // event registered by name, and the counter budget of section 3.1.
+#include "counters.h"
+
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
+#include <vector>
 
+#include "error.h"
 #include "mri_papi.h"
-#include "tool_internal.h"
 
 namespace mri::tool {
 
@@ -30,14 +35,24 @@ constexpr Preset kPresets[] = {
     {MRI_TOTAL_CYCLES, "PAPI_TOT_CYC"},      {MRI_TOTAL_INSTRUCTIONS, "PAPI_TOT_INS"},
 };
 
+// PAPI events named by MRI_Runtime_Information_By_Name(): runtime
+// information MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + index. A deque, so
+// names handed out stay put. Process-wide, as the ids it hands out: read
+// by MRI_Runtime_Information_Name() from any thread, without Session::mu.
+struct EventRegistry {
+  std::mutex mu;
+  std::deque<std::string> names;
+};
+EventRegistry g_events;
+
 }  // namespace
 
 std::string event_of(int ri) {
   for (const auto& p : kPresets)
     if (p.ri == ri) return p.event;
   const int k = ri - MRI_RUNTIME_INFORMATION_DYNAMIC_BASE;
-  std::lock_guard<std::mutex> lock(s.events_mu);
-  if (k >= 0 && size_t(k) < s.dyn_events.size()) return s.dyn_events[size_t(k)];
+  std::lock_guard<std::mutex> lock(g_events.mu);
+  if (k >= 0 && size_t(k) < g_events.names.size()) return g_events.names[size_t(k)];
   return "";
 }
 
@@ -46,11 +61,30 @@ bool is_counter(int ri) { return !event_of(ri).empty(); }
 int register_event(const std::string& name) {
   for (const auto& p : kPresets)
     if (name == p.event) return p.ri;
-  std::lock_guard<std::mutex> lock(s.events_mu);
-  for (size_t k = 0; k < s.dyn_events.size(); ++k)
-    if (s.dyn_events[k] == name) return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(k);
-  s.dyn_events.push_back(name);
-  return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(s.dyn_events.size() - 1);
+  std::lock_guard<std::mutex> lock(g_events.mu);
+  for (size_t k = 0; k < g_events.names.size(); ++k)
+    if (g_events.names[k] == name) return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(k);
+  g_events.names.push_back(name);
+  return MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(g_events.names.size() - 1);
+}
+
+const char* registered_event_name(int ri) {
+  std::lock_guard<std::mutex> lock(g_events.mu);
+  const int k = ri - MRI_RUNTIME_INFORMATION_DYNAMIC_BASE;
+  if (k >= 0 && size_t(k) < g_events.names.size()) return g_events.names[size_t(k)].c_str();  // a deque: stays put
+  return nullptr;
+}
+
+bool registered_event(size_t index, std::string& name) {
+  std::lock_guard<std::mutex> lock(g_events.mu);
+  if (index >= g_events.names.size()) return false;
+  name = g_events.names[index];
+  return true;
+}
+
+void forget_registered_events() {
+  std::lock_guard<std::mutex> lock(g_events.mu);
+  g_events.names.clear();
 }
 
 // Section 3.1: requests needing counters are limited by the counters
@@ -81,7 +115,7 @@ int counter_budget(std::string& detail) {
 // Counter rotation: the distinct events in the order their first request
 // came, split into groups that fit the budget; iteration i measures group
 // (i - 1) mod groups. Without rotation every request measures.
-void rotate_counters() {
+void rotate_counters(Session& s) {
   std::vector<std::string> events;
   for (const auto& [id, r] : s.requests)
     if (!r.event.empty() && std::find(events.begin(), events.end(), r.event) == events.end())
@@ -104,6 +138,47 @@ void rotate_counters() {
     }
     if (!paused && r.slot >= 0) r.measured.push_back(s.iteration);
   }
+}
+
+// Section 3.1: a request that needs a counter beyond the budget fails.
+int check_budget(const Session& s, const Request& r) {
+  if (!r.event.empty()) {
+    std::vector<std::string> in_use;
+    for (const auto& [id, q] : s.requests)
+      if (!q.event.empty() && std::find(in_use.begin(), in_use.end(), q.event) == in_use.end())
+        in_use.push_back(q.event);
+    if (std::find(in_use.begin(), in_use.end(), r.event) == in_use.end() && !s.rotation) {
+      std::string detail;
+      const int budget = counter_budget(detail);
+      if (budget < 0) return fail("%s", detail.c_str());
+      if (int(in_use.size()) + 1 > budget) {
+        std::string used;
+        for (const auto& e : in_use) used += (used.empty() ? "" : ", ") + e;
+        return fail("no counter left for %s: the counter budget is %d (%s) and %s; delete a request, or "
+                    "measure it in another run (MRI_Application_Finish, MRI_Application_Load), or turn "
+                    "on counter rotation (MRI_Set_Counter_Rotation)",
+                    r.event.c_str(), budget, detail.c_str(),
+                    used.empty() ? "there are none" : ("in use: " + used).c_str());
+      }
+    }
+  }
+  return MRI_OK;
+}
+
+int set_counter_rotation(Session& s, bool enabled) {
+  if (!enabled && s.rotation) {
+    std::vector<std::string> events;
+    for (const auto& [id, r] : s.requests)
+      if (!r.event.empty() && std::find(events.begin(), events.end(), r.event) == events.end()) events.push_back(r.event);
+    std::string detail;
+    const int budget = counter_budget(detail);
+    if (int(events.size()) > budget)
+      return fail("cannot turn counter rotation off: %zu counter events are requested and the budget is %d (%s); "
+                  "delete requests first", events.size(), budget, detail.c_str());
+  }
+  s.rotation = enabled;
+  clear_error();
+  return MRI_OK;
 }
 
 void fill_counter_information(MRI_HW_Info* info) {

@@ -1,5 +1,7 @@
 // launch.cpp - creating the segment, starting the application, reading its
 // static information, finishing it.
+#include "launch.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -21,8 +23,13 @@
 #include <utility>
 #include <vector>
 
+#include "cache_simulator.h"
+#include "control.h"
+#include "data_structures.h"
+#include "error.h"
 #include "mri_sync.h"
-#include "tool_internal.h"
+#include "slots.h"
+#include "trace.h"
 
 extern char** environ;
 
@@ -87,7 +94,7 @@ bool resolve_program(const char* path, std::string& resolved, std::string& why) 
 
 }  // namespace
 
-pid_t monitored_below() {
+pid_t monitored_below(Session& s) {
   const uint32_t claimed = s.view.base ? sync::load(s.view.header()->app.app_pid) : 0;
   if (claimed == 0 || pid_t(claimed) == s.pid) return 0;
   // Its pid is still its own while it is attached (the tool and it: 2).
@@ -129,7 +136,7 @@ std::vector<pid_t> descendants(pid_t root) {
   return found;
 }
 
-void kill_and_reap() {
+void kill_and_reap(Session& s) {
   if (s.pid > 0 && !s.reaped) {
     // Its descendants first, held with SIGSTOP until none is new (a process
     // forking meanwhile): a wrapper's children (a shell script's `sleep`,
@@ -153,7 +160,7 @@ void kill_and_reap() {
     // through a wrapper (a shell script): killing only the wrapper left it
     // running, and once the tool was gone it ran on unmonitored. Among the
     // tree above, unless it left it (a daemon's double fork).
-    if (const pid_t below = monitored_below()) kill(below, SIGKILL);
+    if (const pid_t below = monitored_below(s)) kill(below, SIGKILL);
     kill(s.pid, SIGKILL);
     int st = 0;
     if (waitpid(s.pid, &st, 0) == s.pid) s.wait_status = st;
@@ -167,7 +174,7 @@ void kill_and_reap() {
 // call (regions can be published after start-up, at their first
 // execution). Validates everything: the tool does not trust the segment
 // either.
-int refresh_static_information() {
+int refresh_static_information(Session& s) {
   if (!s.loaded || !s.view.base) return MRI_OK;
   const proto::View& v = s.view;
   proto::AppControl& a = v.header()->app;
@@ -204,12 +211,12 @@ int refresh_static_information() {
 
 namespace {
 
-int read_static_information() {
+int read_static_information(Session& s) {
   s.regions.clear();
   s.files.clear();
   s.data.clear();
-  if (refresh_static_information() != MRI_OK) return MRI_Error;
-  if (refresh_data_structures() != MRI_OK) return MRI_Error;
+  if (refresh_static_information(s) != MRI_OK) return MRI_Error;
+  if (refresh_data_structures(s) != MRI_OK) return MRI_Error;
   s.ns_per_tick = s.view.header()->app.ns_per_tick;
   if (!(s.ns_per_tick > 0.0 && s.ns_per_tick < 1e6)) return fail("the application published a bad clock factor");
   return MRI_OK;
@@ -230,9 +237,9 @@ std::string describe_wait_status(int st) {
 
 // The application announced its end (Monitor_Final); its exit status
 // follows within moments. Waits up to `ms` for it so that callers see it.
-void await_exit_status(int ms) {
+void await_exit_status(Session& s, int ms) {
   const uint64_t deadline = ms < 0 ? UINT64_MAX : sync::monotonic_ns() + uint64_t(ms) * 1000000ull;
-  while (!child_exited() && sync::monotonic_ns() < deadline) {
+  while (!child_exited(s) && sync::monotonic_ns() < deadline) {
     if (s.pidfd >= 0) {
       struct pollfd p{s.pidfd, POLLIN, 0};
       poll(&p, 1, 10);
@@ -242,7 +249,7 @@ void await_exit_status(int ms) {
   }
 }
 
-bool child_exited() {
+bool child_exited(Session& s) {
   std::lock_guard<std::mutex> lock(s.reap_mu);
   if (s.reaped) return true;
   if (s.pid <= 0) return true;
@@ -265,7 +272,7 @@ bool child_exited() {
 // s.program_name. Only while the process is not reaped: a zombie keeps its
 // pid and name, a reaped pid may name another process. Otherwise the name
 // read last stays.
-void read_program_name() {
+void read_program_name(Session& s) {
   std::lock_guard<std::mutex> lock(s.reap_mu);
   if (s.reaped || s.pid <= 0) return;
   char path[64], name[32] = {0};
@@ -279,7 +286,7 @@ void read_program_name() {
   std::fclose(f);
 }
 
-void release_segment() {
+void release_segment(Session& s) {
   if (s.view.base) shmdt(s.view.base);
   s.view.base = nullptr;
   s.shmid = -1;
@@ -287,7 +294,7 @@ void release_segment() {
   s.pidfd = -1;
 }
 
-int check_load(const char* path, LoadInputs& in) {
+int check_load(Session& s, const char* path, LoadInputs& in) {
   in.path = path;
   std::string why;
   if (!resolve_program(path, in.program, why)) return fail("cannot load the application: %s", why.c_str());
@@ -312,10 +319,10 @@ int check_load(const char* path, LoadInputs& in) {
   geo.string_pool_bytes = std::clamp(256u * geo.max_regions, proto::kDefaultGeometry.string_pool_bytes,
                                      proto::kHardMaxStringPool);
   // A bad cache configuration is the tool's error, found before anything starts.
-  return cache_configuration_for_load(in.cache_config);
+  return cache_configuration_for_load(s, in.cache_config);
 }
 
-int load_application(const LoadInputs& in, char* const argv[]) {
+int load_application(Session& s, const LoadInputs& in, char* const argv[]) {
   const std::string& program = in.program;
   const proto::Geometry& geo = in.geo;
   const uint32_t trace_wait_ms = in.trace_wait_ms, timeout_env = in.timeout_env;
@@ -333,11 +340,11 @@ int load_application(const LoadInputs& in, char* const argv[]) {
     return fail("cannot attach the shared memory segment: %s", strerror(e));
   }
   shmctl(shmid, IPC_RMID, nullptr);
-  s.shmid = shmid;
-  ++s.run;
-  s.view.base = static_cast<unsigned char*>(base);
-  s.view.g = geo;
-  s.view.l = layout;
+  proto::View view;
+  view.base = static_cast<unsigned char*>(base);
+  view.g = geo;
+  view.l = layout;
+  start_run(s, view, shmid);
   proto::Header* h = s.view.header();
   h->header_size = sizeof(proto::Header);
   h->segment_size = layout.total;
@@ -347,14 +354,6 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   h->tool.trace_wait_ms = trace_wait_ms;
   h->protocol_version = proto::kProtocolVersion;
   sync::store(h->magic, proto::kMagic);
-  s.last_cmd_seq = 0;
-  s.last_cmd = proto::Command::kNone;
-  s.status_stuck = false;
-  s.slot_busy.assign(geo.max_requests, 0);
-  s.next_slot = 0;
-  s.trace_draining.clear();  // a new segment: its rings hold no record yet
-  s.slice_busy.assign(geo.max_profile_slices, 0);
-  s.histogram_busy.assign(proto::kMaxHistograms, 0);
   std::memcpy(s.view.cache_config(), cache_config.c_str(), cache_config.size() + 1);
 
   // Environment of the child: ours plus the segment.
@@ -380,7 +379,7 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   pid_t pid = -1;
   int rc = posix_spawn(&pid, program.c_str(), nullptr, nullptr, args.data(), envp.data());
   if (rc != 0) {
-    release_segment();
+    release_segment(s);
     return fail("cannot start %s: %s", program.c_str(), strerror(rc));
   }
   s.pid = pid;
@@ -403,19 +402,19 @@ int load_application(const LoadInputs& in, char* const argv[]) {
     const uint32_t state = sync::load(a.state);
     if (state == uint32_t(proto::AppState::kRefused)) {
       std::string reason(a.refuse_reason, strnlen(a.refuse_reason, sizeof a.refuse_reason));
-      kill_and_reap();
-      release_segment();
+      kill_and_reap(s);
+      release_segment(s);
       s.loaded = false;
       return fail("the application refused the session: %s", reason.c_str());
     }
     if (state == uint32_t(proto::AppState::kStopped) || state == uint32_t(proto::AppState::kTerminated)) break;
-    if (child_exited()) {
+    if (child_exited(s)) {
       std::string st = describe_wait_status(s.wait_status);
       // libmonitor attached (its constructor) and the program ended before
       // its first annotated region without exit() (a signal, _exit):
       // "is it built with libmonitor?" would send the user the wrong way.
       const bool attached = sync::load(a.app_pid) != 0;
-      release_segment();
+      release_segment(s);
       s.loaded = false;
       if (attached)
         return fail("%s attached to the tool, then %s before its first annotated region", program.c_str(),
@@ -428,8 +427,8 @@ int load_application(const LoadInputs& in, char* const argv[]) {
       // not reached its first annotated event; "is it built with
       // libmonitor?" would send the user the wrong way.
       const bool attached = sync::load(a.app_pid) != 0;
-      kill_and_reap();
-      release_segment();
+      kill_and_reap(s);
+      release_segment(s);
       s.loaded = false;
       if (attached)
         return fail("%s attached but did not reach its first annotated region or Monitor_Init() within %d ms "
@@ -444,32 +443,26 @@ int load_application(const LoadInputs& in, char* const argv[]) {
   // status follows within moments, and the caller's first look at the
   // status shows it, as after MRI_Wait().
   if (sync::load(a.state) == uint32_t(proto::AppState::kTerminated)) {
-    if (!ended_at_exec(sync::load(a.stop_reason))) await_exit_status(2000);
+    if (!ended_at_exec(sync::load(a.stop_reason))) await_exit_status(s, 2000);
   }
-  read_program_name();
-  if (read_static_information() != MRI_OK) {
-    std::string msg = MRI_Get_Error_Message();
-    kill_and_reap();
-    release_segment();
+  read_program_name(s);
+  if (read_static_information(s) != MRI_OK) {
+    std::string msg = error_message();
+    kill_and_reap(s);
+    release_segment(s);
     s.loaded = false;
     return fail("%s", msg.c_str());
   }
-  // A rerun keeps the tool's requests (section 5).
-  for (auto& [id, r] : s.requests) {
-    r.slot = -1;
-    r.slice = -1;
-    r.placement_error.clear();
-    if (place_request(r) != MRI_OK) r.placement_error = MRI_Get_Error_Message();
-  }
+  place_kept_requests(s);
   clear_error();
   return MRI_OK;
 }
 
-int finish_application() {
+int finish_application(Session& s) {
   if (!s.loaded) return MRI_OK;
-  if (!child_exited()) {
+  if (!child_exited(s)) {
     proto::Header* h = s.view.header();
-    if (h && current_status() != MRI_APPLICATION_TERMINATED) {
+    if (h && current_status(s) != MRI_APPLICATION_TERMINATED) {
       s.finish_requested = true;
       sync::store(h->tool.cmd, uint32_t(proto::Command::kTerminate));
       s.last_cmd_seq = sync::bump(h->tool.cmd_seq);
@@ -479,11 +472,11 @@ int finish_application() {
     const bool replaced = h && sync::load(h->app.state) == uint32_t(proto::AppState::kTerminated) &&
                           ended_at_exec(sync::load(h->app.stop_reason));
     const uint64_t deadline = sync::monotonic_ns() + (replaced ? 0 : uint64_t(kFinishGraceMs) * 1000000ull);
-    while (!child_exited()) {
+    while (!child_exited(s)) {
       if (sync::monotonic_ns() > deadline) {
         std::lock_guard<std::mutex> lock(s.reap_mu);
         s.finish_killed = !s.reaped;
-        kill_and_reap();
+        kill_and_reap(s);
         break;
       }
       if (s.pidfd >= 0) {

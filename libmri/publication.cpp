@@ -1,19 +1,22 @@
 // publication.cpp - the publication interface (paper section 6) and the
-// application's static information. MRI_Get_System_Information is in
-// topology.cpp.
+// application's static information. MRI_Get_System_Information's machine
+// facts are in topology.cpp.
+#include "publication.h"
 
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "mri.h"
+#include "cache_simulator.h"
+#include "counters.h"
+#include "error.h"
+#include "launch.h"
 #include "mri_papi.h"
 #include "mri_sync.h"
-#include "tool_internal.h"
+#include "request_aggregate.h"
+#include "row_reader.h"
 
-using namespace mri;
-using namespace mri::tool;
-
+namespace mri::tool {
 namespace {
 
 struct RiDescription {
@@ -61,18 +64,14 @@ const std::vector<std::string>& countable_events_cached() {
 
 }  // namespace
 
-extern "C" {
-
-const char* MRI_Runtime_Information_Name(MRI_Runtime_Information_Spec ri) {
+const char* runtime_information_name(MRI_Runtime_Information_Spec ri) {
   for (const auto& d : kRuntimeInformation)
     if (d.ri == ri) return d.name;
-  std::lock_guard<std::mutex> lock(s.events_mu);
-  const int k = int(ri) - MRI_RUNTIME_INFORMATION_DYNAMIC_BASE;
-  if (k >= 0 && size_t(k) < s.dyn_events.size()) return s.dyn_events[size_t(k)].c_str();  // a deque: stays put
-  return "?";
+  const char* name = registered_event_name(int(ri));
+  return name ? name : "?";
 }
 
-const char* MRI_Aggregation_Operation_Name(MRI_Aggregation_Operation op) {
+const char* aggregation_operation_name(MRI_Aggregation_Operation op) {
   switch (op) {
     case MRI_SUM: return "SUM";
     case MRI_MIN: return "MIN";
@@ -83,7 +82,7 @@ const char* MRI_Aggregation_Operation_Name(MRI_Aggregation_Operation op) {
   return "?";
 }
 
-const char* MRI_Region_Type_Name(MRI_Region_Type type) {
+const char* region_type_name(MRI_Region_Type type) {
   switch (type) {
     case MRI_REGION_PROGRAM: return "PROGRAM";
     case MRI_REGION_ROUTINE: return "ROUTINE";
@@ -99,8 +98,7 @@ const char* MRI_Region_Type_Name(MRI_Region_Type type) {
   return "?";
 }
 
-int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Spec* ri) {
-  if (!name || !ri) return fail("name or result pointer is NULL");
+int runtime_information_by_name(const char* name, MRI_Runtime_Information_Spec* ri) {
   const char* bare = std::strncmp(name, "MRI_", 4) == 0 ? name + 4 : name;
   for (const auto& d : kRuntimeInformation)
     if (std::strcmp(d.name, bare) == 0) {
@@ -124,10 +122,7 @@ int MRI_Runtime_Information_By_Name(const char* name, MRI_Runtime_Information_Sp
   return MRI_OK;
 }
 
-int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
-  if (!table) return fail("table pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
+int runtime_information_table(Session& s, MRI_Runtime_Information_Table* table) {
   s.ri_table.clear();
   s.ri_strings.clear();
   for (const auto& d : kRuntimeInformation) {
@@ -145,7 +140,7 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
       i.available = 1;
       i.reason = "";
       i.request_kinds = 1 << MRI_TRACE_REQUEST;
-    } else if (is_cache_event(d.ri) && application_has_cache_simulator()) {
+    } else if (is_cache_event(d.ri) && application_has_cache_simulator(s)) {
       // The loaded application simulates its caches: every cache event
       // comes from the simulator (backends/cachesim).
       i.available = 1;
@@ -175,14 +170,10 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
   for (const auto& event : countable_events_cached()) register_event(event);
   for (size_t k = 0;; ++k) {
     std::string event;
-    {
-      std::lock_guard<std::mutex> events_lock(s.events_mu);
-      if (k >= s.dyn_events.size()) break;
-      event = s.dyn_events[k];
-    }
+    if (!registered_event(k, event)) break;
     MRI_Runtime_Information_Info i{};
     i.ri = MRI_Runtime_Information_Spec(MRI_RUNTIME_INFORMATION_DYNAMIC_BASE + int(k));
-    i.name = MRI_Runtime_Information_Name(i.ri);
+    i.name = runtime_information_name(i.ri);
     i.description = s.ri_strings.emplace_back(papi::describe_event(event)).c_str();
     i.backend = "papi";
     i.needs_counter = 1;
@@ -198,11 +189,8 @@ int Get_Available_Runtime_Information(MRI_Runtime_Information_Table* table) {
   return MRI_OK;
 }
 
-int Get_Available_Aggregations(MRI_Runtime_Information_Spec ri, MRI_Aggregation_Table* table) {
-  if (!table) return fail("table pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (std::strcmp(MRI_Runtime_Information_Name(ri), "?") == 0) return fail("unknown runtime information %d", int(ri));
+int aggregation_table(Session& s, MRI_Runtime_Information_Spec ri, MRI_Aggregation_Table* table) {
+  if (std::strcmp(runtime_information_name(ri), "?") == 0) return fail("unknown runtime information %d", int(ri));
   s.agg_table = aggregations_for(ri);
   table->aggregation = s.agg_table.empty() ? nullptr : s.agg_table.data();
   table->nr_Elements = int(s.agg_table.size());
@@ -210,11 +198,7 @@ int Get_Available_Aggregations(MRI_Runtime_Information_Spec ri, MRI_Aggregation_
   return MRI_OK;
 }
 
-int Get_Available_Active_Objects(MRI_Active_Object_Table* table) {
-  if (!table) return fail("table pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
+int active_object_table(Session& s, MRI_Active_Object_Table* table) {
   s.ao_table.clear();
   s.ao_table.push_back({MRI_PROCESS, int(s.pid)});
   const uint32_t n = thread_rows(s.view);
@@ -227,20 +211,16 @@ int Get_Available_Active_Objects(MRI_Active_Object_Table* table) {
   return MRI_OK;
 }
 
-int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Object_Info* info) {
-  if (!ao || !info) return fail("active object or info pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
+int active_object_info(Session& s, const MRI_Active_Object_Spec* ao, MRI_Active_Object_Info* info) {
   std::memset(info, 0, sizeof *info);
   info->active_object = *ao;
   if (raw(ao->type) == MRI_PROCESS) {
     if (ao->id != s.pid) return fail("process %d is not the application (pid %d)", ao->id, int(s.pid));
     info->os_id = s.pid;
-    info->alive = !child_exited();
+    info->alive = !child_exited(s);
     // The name it has now (prctl may change it); once it is gone, the one
     // it had last: /proc no longer has it, and a reaped pid may be reused.
-    read_program_name();
+    read_program_name(s);
     std::snprintf(info->name, sizeof info->name, "%s", s.program_name.c_str());
     clear_error();
     return MRI_OK;
@@ -253,17 +233,13 @@ int MRI_Get_Active_Object_Info(const MRI_Active_Object_Spec* ao, MRI_Active_Obje
   info->os_id = rec->os_tid;
   std::memcpy(info->name, rec->name, proto::kThreadNameBytes);
   info->name[proto::kThreadNameBytes - 1] = '\0';
-  info->alive = sync::load(rec->status) == uint32_t(proto::ThreadStatus::kAlive) && !child_exited();
+  info->alive = sync::load(rec->status) == uint32_t(proto::ThreadStatus::kAlive) && !child_exited(s);
   clear_error();
   return MRI_OK;
 }
 
-int MRI_Get_Regions(MRI_Region_Table* table) {
-  if (!table) return fail("table pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
-  if (refresh_static_information() != MRI_OK) return MRI_Error;
+int region_table(Session& s, MRI_Region_Table* table) {
+  if (refresh_static_information(s) != MRI_OK) return MRI_Error;
   s.region_table.clear();
   for (const auto& r : s.regions) s.region_table.push_back(r.spec);
   table->region = s.region_table.empty() ? nullptr : s.region_table.data();
@@ -272,12 +248,8 @@ int MRI_Get_Regions(MRI_Region_Table* table) {
   return MRI_OK;
 }
 
-int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
-  if (!region || !info) return fail("region or info pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
-  if (refresh_static_information() != MRI_OK) return MRI_Error;
+int region_info(Session& s, const MRI_Region_Spec* region, MRI_Region_Info* info) {
+  if (refresh_static_information(s) != MRI_OK) return MRI_Error;
   for (const auto& r : s.regions)
     if (raw(r.spec.type) == raw(region->type) && r.spec.id.file_ID == region->id.file_ID &&
         r.spec.id.line_NR == region->id.line_NR) {
@@ -291,12 +263,8 @@ int MRI_Get_Region_Info(const MRI_Region_Spec* region, MRI_Region_Info* info) {
               region->id.file_ID, region->id.line_NR);
 }
 
-int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
-  if (!name || !region) return fail("name or region pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
-  if (!s.loaded) return fail("no application loaded");
-  if (refresh_static_information() != MRI_OK) return MRI_Error;
+int find_region(Session& s, const char* name, MRI_Region_Spec* region) {
+  if (refresh_static_information(s) != MRI_OK) return MRI_Error;
   int found = 0;
   for (const auto& r : s.regions)
     if (r.name == name) {
@@ -308,11 +276,7 @@ int MRI_Find_Region(const char* name, MRI_Region_Spec* region) {
   return MRI_OK;
 }
 
-int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration* calibration) {
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");  // first, as in every call
-  if (!calibration) return fail("calibration pointer is NULL");
-  if (!s.loaded || !s.view.base) return fail("no application loaded");
+int overhead_calibration(Session& s, MRI_Overhead_Calibration* calibration) {
   const proto::Header* h = s.view.header();
   if (sync::load(h->app.state) == uint32_t(proto::AppState::kLoading))
     return fail("the application has not published its information yet");
@@ -333,8 +297,7 @@ int MRI_Get_Overhead_Calibration(MRI_Overhead_Calibration* calibration) {
   return MRI_OK;
 }
 
-const char* MRI_Get_File_Name(int file_ID) {
-  std::lock_guard<std::mutex> lock(s.mu);
+const char* file_name(Session& s, int file_ID) {
   if (!s.loaded || file_ID < 0 || size_t(file_ID) >= s.files.size()) {
     fail("no source file with id %d", file_ID);
     return nullptr;
@@ -343,4 +306,4 @@ const char* MRI_Get_File_Name(int file_ID) {
   return s.files[size_t(file_ID)].c_str();
 }
 
-}  // extern "C"
+}  // namespace mri::tool

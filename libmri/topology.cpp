@@ -15,8 +15,9 @@
 #include <hwloc.h>
 #endif
 
+#include "counters.h"
+#include "error.h"
 #include "mri.h"
-#include "tool_internal.h"
 
 namespace mri::tool {
 
@@ -192,16 +193,7 @@ bool topology_from_hwloc(MRI_HW_Info*) { return false; }
 
 #endif
 
-}  // namespace mri::tool
-
-using namespace mri::tool;
-
-extern "C" {
-
-int MRI_Get_System_Information(MRI_HW_Info* info) {
-  if (!info) return fail("info pointer is NULL");
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (!s.initialized) return fail("MRI_Init() has not been called");
+int system_information(MRI_HW_Info* info) {
   std::memset(info, 0, sizeof *info);
   if (!topology_from_hwloc(info)) topology_from_sysconf(info);
   info->time_entity = MRI_NANOSECONDS;
@@ -210,4 +202,4 @@ int MRI_Get_System_Information(MRI_HW_Info* info) {
   return MRI_OK;
 }
 
-}  // extern "C"
+}  // namespace mri::tool

@@ -6,6 +6,8 @@
 // It never takes Session::mu, so a call-back may call the MRI functions that
 // do; the functions that must wait for it (MRI_Finalize, a reload,
 // MRI_Application_Finish, MRI_Wait at the end) wait without holding mu.
+#include "trace.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -13,26 +15,21 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 
+#include "error.h"
+#include "launch.h"
 #include "mri.h"
 #include "mri_sync.h"
-#include "tool_internal.h"
+#include "row_reader.h"
+#include "trace_ring.h"
 
 namespace mri::tool {
 namespace {
 
 constexpr long kCollectorPollNs = 2'000'000;  // the collector looks at the rings at least every 2 ms
-
-struct Record {  // a ring record plus the thread it came from
-  uint64_t timestamp;
-  uint64_t data;
-  uint32_t region;
-  uint16_t kind;
-  uint16_t request;
-  uint32_t thread;
-};
 
 struct Trace {
   std::mutex mu;  // guards the fields below; never held while the call-back runs
@@ -46,10 +43,11 @@ struct Trace {
   bool stop = false;           // stop now (the segment goes away)
   std::thread collector;
   proto::View view;
+  std::function<bool()> application_gone;  // the session's child_exited(), its only use of the session
   double ns_per_tick = 1.0;
   uint64_t epoch = 0;
 
-  std::vector<Record> buffer;  // tool-side trace buffer; records from `next` on are undelivered
+  std::vector<CollectedRecord> buffer;  // tool-side trace buffer; records from `next` on are undelivered
   size_t next = 0;
   size_t capacity = 1u << 20;
   std::vector<uint64_t> delivered, in_buffer;  // per thread
@@ -88,8 +86,6 @@ struct SlotData {
 };
 SlotData g_slot_data[proto::kHardMaxRequests];
 
-constexpr uint64_t kUnknownHead = ~uint64_t(0);
-
 // With t.mu: the per-thread accounting starts anew for run `run`.
 void start_accounting(uint64_t run) {
   t.run = run;
@@ -111,13 +107,6 @@ void cover_rows(uint32_t rows) {
   t.end_head.resize(rows, kUnknownHead);
   t.lost.resize(rows, 0);
   t.corrupt.resize(rows, 0);
-}
-
-// Whether a ring's head, as read, can be the thread's: the thread never
-// writes more than the ring holds beyond the tool's tail, and the tool
-// never takes more than the head.
-bool plausible_head(uint64_t head, uint64_t tail, uint64_t capacity) {
-  return head >= tail && head - tail <= capacity;
 }
 
 // With t.mu: thread th's ring holds values its thread never writes. What
@@ -143,7 +132,7 @@ void corrupt_ring(uint32_t th, uint64_t head, uint64_t tail, uint64_t capacity, 
 
 bool ended_application() {
   if (sync::load(t.view.header()->app.state) == uint32_t(proto::AppState::kTerminated)) return true;
-  return child_exited();
+  return t.application_gone();
 }
 
 // Whether the application is stopped after the tool's last command (at a
@@ -185,25 +174,16 @@ size_t collect_locked(bool ended, bool* rings_empty) {
     proto::TraceRingTail* tl = v.trace_tail(th);
     const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
     const uint64_t tail = t.taken[th];
-    if (ended && t.end_head[th] == kUnknownHead) t.end_head[th] = head;
-    if (ended && head != t.end_head[th]) {
-      corrupt_ring(th, head, tail, capacity, "its head moved after the program ended");
-      continue;
-    }
-    if (!plausible_head(head, tail, capacity)) {
-      corrupt_ring(th, head, tail, capacity, head < tail ? "its head is behind the tail" : "its head is beyond the ring");
+    const RingLook look = look_at_ring(head, tail, capacity, ended, t.end_head[th]);
+    if (look != RingLook::kReadable) {
+      corrupt_ring(th, head, tail, capacity, ring_look_problem(look));
       continue;
     }
     const uint64_t n = head - tail;
     const size_t room = t.capacity - (t.buffer.size() - t.next);
-    const uint64_t take = std::min<uint64_t>(n, room);
+    const uint64_t take = copy_ring_records(v, th, tail, std::min<uint64_t>(n, room), t.buffer);
     if (take < n) empty = false;
     if (take == 0) continue;
-    const proto::TraceRecord* ring = v.trace_ring(th);
-    for (uint64_t i = 0; i < take; ++i) {
-      const proto::TraceRecord& r = ring[(tail + i) & (capacity - 1)];
-      t.buffer.push_back(Record{r.timestamp, r.data, r.region, r.kind, r.request, th});
-    }
     t.in_buffer[th] += take;
     t.taken[th] = tail + take;
     moved += size_t(take);
@@ -294,36 +274,18 @@ void collector_main() {
   }
 }
 
-void fill(const Record& r, MRI_Trace_Element_Spec& out) {
-  std::memset(&out, 0, sizeof out);
-  const int slot_ri = r.request < proto::kHardMaxRequests ? g_slot_ri[r.request].load(std::memory_order_relaxed) : -1;
-  out.event_type = MRI_Runtime_Information_Spec(slot_ri);
-  const proto::View& v = t.view;
-  if (r.region < std::min(sync::load(v.header()->app.region_count), v.g.max_regions)) {
-    const proto::RegionRecord* rr = v.region(r.region);
-    out.region.type = MRI_Region_Type(rr->type);
-    out.region.id.file_ID = int(rr->file_id);
-    out.region.id.line_NR = rr->line;
-  } else {
-    out.region.type = MRI_REGION_BLOCK;
-    out.region.id = {-1, -1};
+// Record r in the API's form, with its request record's meaning.
+void fill(const CollectedRecord& r, MRI_Trace_Element_Spec& out) {
+  RecordMeaning meaning;
+  if (r.request < proto::kHardMaxRequests) {
+    meaning.ri = g_slot_ri[r.request].load(std::memory_order_relaxed);
+    const SlotData& d = g_slot_data[r.request];
+    if (d.set) {
+      meaning.data_id = d.id;
+      meaning.data_name = d.name.c_str();
+    }
   }
-  out.active_object = {MRI_THREAD, int(r.thread)};
-  if (r.request < proto::kHardMaxRequests && g_slot_data[r.request].set) {
-    out.data_structure.id = g_slot_data[r.request].id;
-    out.data_structure.name = g_slot_data[r.request].name.c_str();
-  }
-  const double ns = double(r.timestamp >= t.epoch ? r.timestamp - t.epoch : 0) * t.ns_per_tick;
-  out.timestamp = (unsigned long long)(ns);
-  switch (proto::TraceKind(r.kind)) {
-    case proto::TraceKind::kEnter: out.data = MRI_TRACE_ENTER; break;
-    case proto::TraceKind::kExit:
-      out.data = MRI_TRACE_EXIT | (r.data & proto::kTraceExitSynthetic ? MRI_TRACE_SYNTHETIC : 0);
-      break;
-    default:
-      out.data = slot_ri == MRI_EXECUTION_TIME ? (unsigned long long)(double(r.data) * t.ns_per_tick + 0.5) : r.data;
-      break;
-  }
+  decode_trace_record(t.view, r, meaning, t.epoch, t.ns_per_tick, out);
 }
 
 // Delivers up to max records, with t.mu held. After the application
@@ -347,7 +309,7 @@ int take_records(MRI_Trace_Element_Spec* out, int max) {
       refilled = true;
       if (collect_locked(ended, &rings_empty) == 0) break;
     }
-    const Record& r = t.buffer[t.next++];
+    const CollectedRecord& r = t.buffer[t.next++];
     fill(r, out[n++]);
     t.delivered[r.thread] += 1;
     t.in_buffer[r.thread] -= 1;
@@ -375,17 +337,12 @@ bool trace_slot_has_records(int slot) {
   for (size_t i = t.next; i < t.buffer.size(); ++i)
     if (t.buffer[i].request == slot) return true;
   const proto::View& v = t.view;
-  const uint64_t capacity = v.g.trace_records;
   const uint32_t rows = thread_rows(v);
   cover_rows(rows);
   for (uint32_t th = 0; th < rows; ++th) {
+    if (t.corrupt[th]) continue;  // never delivered (corrupt_ring())
     const uint64_t head = __atomic_load_n(&v.trace_head(th)->head, __ATOMIC_ACQUIRE);
-    const uint64_t tail = t.taken[th];
-    if (t.corrupt[th] || !plausible_head(head, tail, capacity)) continue;  // never delivered (corrupt_ring())
-    const uint64_t n = head - tail;
-    const proto::TraceRecord* ring = v.trace_ring(th);
-    for (uint64_t i = 0; i < n; ++i)
-      if (ring[(tail + i) & (capacity - 1)].request == slot) return true;
+    if (ring_holds_request(v, th, t.taken[th], head, slot)) return true;  // false for an implausible head
   }
   return false;
 }
@@ -396,11 +353,11 @@ void trace_settings(uint32_t& ring_records, uint32_t& tool_records) {
   tool_records = t.tool_records;
 }
 
-// Starts collecting for the loaded application (needs Session::mu).
-void trace_start_collector() {
+void trace_start_collector(Session& s) {
   std::lock_guard<std::mutex> lock(t.mu);
   if (t.running || !s.view.base) return;
   t.view = s.view;
+  t.application_gone = [&s] { return child_exited(s); };
   t.ns_per_tick = s.ns_per_tick;
   t.epoch = sync::load(s.view.header()->app.trace_epoch);
   t.buffer.clear();
@@ -449,9 +406,9 @@ void trace_stop_collector() {
   t.next = 0;
 }
 
-std::string trace_problem() {
+std::string trace_problem(uint64_t run) {
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.run == s.run ? t.problem : std::string();
+  return t.run == run ? t.problem : std::string();
 }
 
 // MRI_Finalize: the session's call-back ends with it (after the final
@@ -467,50 +424,27 @@ bool trace_in_callback() {
   return in_callback_here();
 }
 
-}  // namespace mri::tool
-
-using namespace mri;
-using namespace mri::tool;
-
-extern "C" {
-
-int MRI_Register_Call_Back_Function(MRI_Call_Back_Function function) {
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    if (!s.initialized) return fail("MRI_Init() has not been called");
-  }
+void trace_register_callback(MRI_Call_Back_Function function) {
   std::unique_lock<std::mutex> lock(t.mu);
   t.callback = function;
   ++t.registrations;
   // A call-back running now returns before this does (unless this is it):
   // the tool may then free what the old one used.
   if (!in_callback_here()) t.changed.wait(lock, [] { return !t.in_callback; });
-  clear_error();
-  return MRI_OK;
 }
 
-MRI_Trace_Element_Spec* MRI_Get_First_Trace_Record(void) {
+MRI_Trace_Element_Spec* trace_take_record() {
   std::lock_guard<std::mutex> lock(t.mu);
-  clear_error();
   if (take_records(&t.current, 1) == 0) return nullptr;
   return &t.current;
 }
 
-MRI_Trace_Element_Spec* MRI_Get_Next_Trace_Record(void) { return MRI_Get_First_Trace_Record(); }
-
-int MRI_Get_Trace_Records(MRI_Trace_Element_Spec* out, int max) {
-  if (!out) return fail("output array is NULL");
-  if (max < 0) return fail("negative record count %d", max);
+int trace_take_records(MRI_Trace_Element_Spec* out, int max) {
   std::lock_guard<std::mutex> lock(t.mu);
-  clear_error();
   return take_records(out, max);
 }
 
-int MRI_Set_Trace_Buffer_Size(unsigned int ring_records, unsigned int tool_records) {
-  if (ring_records != 0 &&
-      (ring_records < 1024 || ring_records > proto::kHardMaxTraceRecords || (ring_records & (ring_records - 1))))
-    return fail("ring_records must be a power of two from 1024 to %u (got %u)", proto::kHardMaxTraceRecords,
-                ring_records);
+int trace_set_buffer_size(uint32_t ring_records, uint32_t tool_records) {
   std::lock_guard<std::mutex> lock(t.mu);
   const uint32_t ring = ring_records ? ring_records : t.ring_records;
   const uint32_t tool = tool_records ? tool_records : t.tool_records;
@@ -521,21 +455,8 @@ int MRI_Set_Trace_Buffer_Size(unsigned int ring_records, unsigned int tool_recor
   return MRI_OK;
 }
 
-int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Statistics* stats) {
-  if (!thread || !stats) return fail("NULL argument");
-  if (raw(thread->type) != MRI_THREAD) return fail("trace statistics are per thread (MRI_THREAD)");
-  proto::View v;
-  uint64_t run;
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    if (!s.initialized) return fail("MRI_Init() has not been called");
-    if (!s.loaded || !s.view.base) return fail("no application loaded");
-    v = s.view;
-    run = s.run;
-  }
-  if (thread->id < 0 || uint32_t(thread->id) >= thread_rows(v))
-    return fail("thread %d has produced no monitored event", thread->id);
-  const uint32_t th = uint32_t(thread->id);
+int trace_statistics(const proto::View& v, uint64_t run, uint32_t th, double ns_per_tick,
+                     MRI_Trace_Statistics* stats) {
   std::lock_guard<std::mutex> lock(t.mu);
   const proto::TraceRingHead* h = v.trace_head(th);
   const uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
@@ -554,9 +475,9 @@ int MRI_Get_Trace_Statistics(const MRI_Active_Object_Spec* thread, MRI_Trace_Sta
   stats->delivered = t.delivered[th];
   stats->buffered = in_ring + t.in_buffer[th];
   stats->waits = __atomic_load_n(&h->waits, __ATOMIC_RELAXED);
-  stats->wait_ns = double(__atomic_load_n(&h->wait_ticks, __ATOMIC_RELAXED)) * s.ns_per_tick;
+  stats->wait_ns = double(__atomic_load_n(&h->wait_ticks, __ATOMIC_RELAXED)) * ns_per_tick;
   clear_error();
   return MRI_OK;
 }
 
-}  // extern "C"
+}  // namespace mri::tool

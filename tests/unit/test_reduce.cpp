@@ -1,7 +1,8 @@
 // Reduction of per-thread aggregate slots into request results.
 #include <gtest/gtest.h>
 
-#include "tool_internal.h"
+#include "control.h"
+#include "request_aggregate.h"
 
 using namespace mri;
 using namespace mri::tool;
