@@ -110,7 +110,7 @@ int cache_configuration_for_load(const Session& s, std::string& text) {
   } else if (segment_text_of(env ? env : "", "MRI_CACHESIM_CONFIG", text) != MRI_OK) {
     return MRI_Error;
   }
-  // Read by the application (libmonitor/cache_worker.cpp), which inherits
+  // Read by the application (backends/cachesim/monitor/cache_worker.cpp), which inherits
   // this environment; a value it would not understand is refused here.
   const char* async = std::getenv("MRI_CACHESIM_ASYNC");
   if (async && *async && std::strcmp(async, "0") != 0 && std::strcmp(async, "1") != 0)
