@@ -37,7 +37,7 @@
  *   mri_testapp touch N PAGES         region "toucher" N times: map PAGES new pages,
  *                                     write one byte in each, unmap them
  *   mri_testapp spin T N MS           T threads each run region "spinner" N times,
- *                                     busy (on the CPU) for MS ms each
+ *                                     busy until it used MS ms of its own CPU time
  *   mri_testapp nested T N            T threads (the main one and T-1 more) each run N
  *                                     "step"s with two nested "inner"s, no waiting
  *   mri_testapp dlopen PATH N         dlopen() the module PATH after start-up and
@@ -128,12 +128,14 @@ static void sleep_ms(double ms)
     }
 }
 
-static unsigned long long now_ns(void)
+static unsigned long long clock_ns(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
+
+static unsigned long long now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 static int arg_int(int argc, char **argv, int i)
 {
@@ -211,8 +213,10 @@ static void *spin_worker(void *p)
     const struct spin_arg *a = p;
     for (int i = 0; i < a->n; ++i) {
         MONITOR_ENTER(r_spinner);
-        const unsigned long long end = now_ns() + (unsigned long long)a->ms * 1000000ull;
-        while (now_ns() < end) {
+        /* CPU time, not wall time: however loaded the machine, each
+         * instance holds MS ms of this thread's CPU time. */
+        const unsigned long long end = clock_ns(CLOCK_THREAD_CPUTIME_ID) + (unsigned long long)a->ms * 1000000ull;
+        while (clock_ns(CLOCK_THREAD_CPUTIME_ID) < end) {
         }
         MONITOR_EXIT(r_spinner);
     }
