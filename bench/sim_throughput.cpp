@@ -170,9 +170,7 @@ void BM_2cores_matmul_ikj(benchmark::State& state) { replay(state, kTwoCores, st
 // static arrays are (`nm`), so every other pair of halves spans two lines.
 // The hierarchy hwloc gives a 2-core Zen 5 guest (48 KiB 12-way L1); a
 // monitor over C counting L1 read misses in 25 bins. About 8% of the
-// references miss L1, one per line of B. (Until 2026-11-27 the stream took
-// one 16-byte half at a time, B then C read and written, from 64-byte
-// boundaries: no two consecutive references in one line.)
+// references miss L1, one per line of B.
 constexpr uint64_t kVectorPhase = 16;
 const std::vector<Access>& stream_ikj_vector() {
   static const std::vector<Access> s = [] {

@@ -61,8 +61,8 @@ constexpr uint32_t kBatch = 4096;
 // signal handler that hands the buffer over between the two makes the
 // store put back a cursor from before. Were the half the same, the
 // records between the handler's and that cursor, simulated already,
-// would count again (up to a batch; one test run in about 80 under load,
-// before 2026-11-28). With the halves, that cursor points into the other
+// would count again (up to a batch; one test run in about 80 under load).
+// With the halves, that cursor points into the other
 // half: the next hand-over finds it outside the half in use and drops
 // what it cannot tell (at most the handler's references and the run's
 // few, as when a handler interrupts a run) instead. A cursor above the
@@ -119,10 +119,10 @@ struct alignas(64) Aside {
 };
 
 // A thread's buffers and its handlers' aside, 320 KiB: mapped at the
-// thread's first reference (make_room), unmapped at its exit. In static
-// TLS (until 2026-11-28) they were part of every thread, and glibc takes
-// static TLS from the thread's stack: a thread the program created with
-// a stack under 320 KiB could not start while the backend was linked in.
+// thread's first reference (make_room), unmapped at its exit. Not in
+// static TLS: glibc takes static TLS from the thread's stack, so a thread
+// the program created with a stack under 320 KiB could not start
+// (docs/design/0015-reference-buffers-per-thread.md).
 struct Buffers {
   Buffer refs;
   Aside aside;

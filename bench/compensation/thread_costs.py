@@ -87,7 +87,7 @@ def main(argv):
         if kind not in ("PA", "CA"):
             continue
         if "per_thread" not in f:
-            die("round %d has no per_thread= (a compensation_eval from before 2026-11-29?)" % r)
+            die("round %d has no per_thread= (written by an older compensation_eval?)" % r)
         around = [rounds.get(r - 1), rounds.get(r + 1)]
         if any(a is None or a["experiment"].replace("fit-", "") != "MO" for a in around):
             continue

@@ -158,8 +158,8 @@ static void *imbalance_thread(void *p)
     pthread_setname_np(pthread_self(), name);
     for (int i = 0; i < a->n; ++i) {
         MONITOR_ENTER(r_work);
-        /* 20 against 1: a 1 ms sleep overslept past 4 ms (the slow one's
-         * length until 2026-11-27) under ThreadSanitizer once. */
+        /* 20 against 1: a 1 ms sleep can oversleep past 4 ms under
+         * ThreadSanitizer, and the slow one must stay the slowest. */
         sleep_ms(a->index == 1 ? 20.0 : 1.0);
         MONITOR_EXIT(r_work);
     }

@@ -98,9 +98,8 @@ static const MRI_Profile_Element *element(MRI_Request_ID id, const char *name)
  * as 0 it may have been below 0 (each child's compensated time can be,
  * by up to its estimated overhead): the parent's exclusive time is then
  * its inclusive time plus that much, at most `slack` (every child's
- * estimated overhead, over every parent instance so far). A CI run in a
- * fast phase of the host had the children's total at -334 ns
- * (2026-11-28). */
+ * estimated overhead, over every parent instance so far). A fast phase of
+ * the host can take the children's total below 0 (-334 ns seen in CI). */
 static void expect_additive(double inclusive, double exclusive, double children, double slack)
 {
     const double own = inclusive > children ? inclusive - children : 0;
@@ -585,8 +584,8 @@ static void test_overhead_made_up_for_at_a_barrier_is_not_handed_on(void **state
  * The own part is set a quarter of the way from the fastest child to a
  * child's mean time in the step before, so that the fastest children come
  * out below 0 and the total above it (a step's mean moves by 15% from one
- * step to the next here, its fastest child less): until 2026-11-29 the
- * SUM took the children below 0 as 0 and came out above the profile. The
+ * step to the next here, its fastest child less): a SUM that took the
+ * children below 0 as 0 would come out above the profile. The
  * equalities are exact; whether a step shows both sides depends on its
  * speed against the step before, so a step that does not is measured
  * again, with the own part from it, up to 5 times. (With 0.8 of the mean, one CI run's step ran 25% faster than the
@@ -681,9 +680,8 @@ static void test_overhead_set_by_the_tool(void **state)
     assert_true(g_unclamped > 0);
     /* Each child, a leaf, lost its own part: 0.5 ns an instance, summed
      * to within the fixed point's 1/256 of a tick an instance (0.1% here).
-     * Until 2026-11-29 each instance lost it rounded to whole ticks, the
-     * same way every time: 47709 ns for 100000 instances here, 4.6% short
-     * (10.50 ns for a calibrated 10.26 on the Zen 5 host). */
+     * Rounded to whole ticks the same way every time, 100000 instances
+     * would lose about 4.6% too little (the carry in pop_and_measure). */
     const MRI_Profile_Element *leaf = element(flat, "child");
     const double leaf_lost = leaf->exclusive - leaf->compensated_exclusive;
     print_message("the children lost %.1f ns in %llu instances (0.5 ns each: %.1f)\n", leaf_lost, leaf->instances,

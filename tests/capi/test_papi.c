@@ -449,11 +449,10 @@ static double counter_overhead_left(void)
  * guest the calibration itself falls on one of two sides from one process
  * to the next (2270 or 2920-3020 ns, against about 3000 in place): in 15
  * processes the share left was -1 to 25%, and in one fresh-clone CI run 3
- * processes of 5 left 27.5-33.6%. On 2026-11-27 (same guest) quiet runs
- * gave medians of 28.6%, and runs beside a parallel build 37.9 to 54%.
- * Hence the bound of 50% on the median (35% until then): compensation
- * switched off leaves 100%, applied twice about -100%, both still far
- * outside it. Once, not held, under a sanitizer (MRI_TEST_SANITIZED). */
+ * processes of 5 left 27.5-33.6%; quiet runs gave medians of 28.6%, and
+ * runs beside a parallel build 37.9 to 54%. Hence the bound of 50% on the
+ * median: compensation switched off leaves 100%, applied twice about
+ * -100%, both still far outside it. Once, not held, under a sanitizer (MRI_TEST_SANITIZED). */
 #define COUNTER_RUNS (MRI_TEST_SANITIZED ? 1 : 5)
 
 /* Regions that read counters cost far more than time-only ones; their

@@ -47,9 +47,9 @@ for code in 3 0; do  # 0: nothing was measured all the same (status 1)
     { cat out.txt err.txt; fail "mri profile -- $testapp init_exit $code: no clear message"; }
 done
 # Too small a region table: the PROGRAM region is kept (published first),
-# the others beyond the table are not monitored, and mri says so. Before
-# 2026-11-29 main, declared first, was among those dropped (gcc puts a
-# file's descriptors in reverse order), and mri said nothing was measured.
+# the others beyond the table are not monitored, and mri says so (gcc puts
+# a file's descriptors in reverse order: main, declared first, would be
+# among those dropped, and nothing measured).
 MRI_MAX_REGIONS=3 run 0 profile -- "$testapp" imbalance 2 3
 grep -qE "^mri: warning: [0-9]+ regions were not monitored \(more than MRI_MAX_REGIONS" err.txt ||
   { cat out.txt err.txt; fail "MRI_MAX_REGIONS=3 mri profile -- $testapp imbalance: no word on the regions dropped"; }

@@ -131,9 +131,8 @@ if "$mri" info | grep -Eq '^perf::PAGE-FAULTS +papi +yes'; then
     { cat cal.counter; fail "--metric: the calibration line does not name the counter kind"; }
   check_calibration "counter profile" cal.counter
   # --overhead with a counter: the own part is the counter kind's, which
-  # the program measures only at its first release (it was 0 before
-  # 2026-11-29, and each parent lost its children's whole overhead from
-  # its exclusive time).
+  # the program measures only at its first release (were it 0, each parent
+  # would lose its children's whole overhead from its exclusive time).
   "$mri" profile --overhead 3000 --metric perf::PAGE-FAULTS -- "$gauss" >cal.given 2>cal.err ||
     { cat cal.err; fail "--overhead 3000 --metric perf::PAGE-FAULTS"; }
   grep -qE 'given with --overhead: 3000\.0 ns per measured region' cal.given || { cat cal.given; fail "--overhead 3000: not given"; }
@@ -181,11 +180,10 @@ for form in flat callpath; do
   [[ $form == callpath ]] && args+=(-o fit.cg)
   # A fit whose runs with every region were not slower (a slow spell of
   # the machine in the others) keeps the calibration and says so: tried
-  # again, three times at most. Its runs on one CPU: on a virtual machine
-  # whose two vCPUs ran at 1.75 times each other's speed (2026-11-28),
-  # half the runs of this program took 5.4 ms and half 9.4, as the
-  # scheduler placed them, and the three fits in a row found no overhead
-  # about one time in ten.
+  # again, three times at most. Its runs on one CPU: where two vCPUs run
+  # at different speeds (1.75 times seen), half the runs of this program
+  # took 5.4 ms and half 9.4, as the scheduler placed them, and three fits
+  # in a row found no overhead about one time in ten.
   for try in 1 2 3; do
     $pin "$mri" profile "${args[@]}" -- "$gauss" -r 20 >fit.out 2>fit.err || { cat fit.err; fail "--fit 3 ($form)"; }
     grep -q '^mri: --fit: the runs with every region were not slower' fit.err || break

@@ -3,8 +3,8 @@
 # taken out of the guide, built with the guide's command line (warnings
 # are errors here) and run on examples/stencil as the guide shows, and on
 # runs with fewer time steps than it watches, which end during one of its
-# MRI_Start_Stop() calls (before 2026-11-29 it then failed with "start:
-# the application has terminated").
+# MRI_Start_Stop() calls (the tool must then end cleanly, not fail with
+# "start: the application has terminated").
 #
 #   test_user_guide_tool.sh GUIDE CC INCLUDE_DIR LIBMRI_DIR STENCIL WORKDIR [CFLAGS]
 #

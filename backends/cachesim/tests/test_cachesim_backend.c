@@ -249,8 +249,8 @@ static MRI_Application_Status_Info run_to_clean_exit(void)
 /* A thread the program creates with a small stack (64 KiB) starts, and its
  * references are simulated: the backend's buffers (320 KiB a thread) are
  * mapped at a thread's first reference, not in static TLS, which glibc
- * takes from the stack (until 2026-11-28 pthread_create failed with EINVAL
- * under 320 KiB, and the program exited with status 3). */
+ * takes from the stack (there pthread_create fails with EINVAL under
+ * 320 KiB, and the program exits with status 3). */
 static void test_thread_with_a_small_stack(void **state)
 {
     (void)state;
@@ -273,7 +273,7 @@ static void test_thread_with_a_small_stack(void **state)
  * nothing lost, nothing an earlier thread left in the buffers counted
  * again. And "main", open on the main thread while the others run, counts
  * the main thread's references only, although threads 2 and 4 share its
- * simulated core (cores=2): before 2026-11-28 it counted theirs too. */
+ * simulated core (cores=2). */
 static void test_threads_one_after_another(void **state)
 {
     (void)state;
@@ -296,8 +296,8 @@ static void test_threads_one_after_another(void **state)
 
 /* The same six threads with room for two (MRI_MAX_THREADS=2): the four
  * later ones are not monitored, and their references, still simulated,
- * count for no thread; before 2026-11-28 they were simulated as thread 0's
- * and counted in the main thread's open "main". */
+ * count for no thread, not as thread 0's in the main thread's open
+ * "main". */
 static void test_threads_beyond_max_threads_count_for_nobody(void **state)
 {
     (void)state;
