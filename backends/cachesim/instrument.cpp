@@ -348,7 +348,8 @@ __attribute__((noinline)) void record_straddling(uintptr_t a, uint32_t size, uin
 
 
 // The fast path has no call but a tail call, hence no stack frame: saving a
-// register around make_room() used to cost every reference a push and a pop.
+// register around a call to make_room() would cost every reference a push and
+// a pop.
 template <uint32_t Size, uint32_t Type>
 MRI_UNCHECKED __attribute__((always_inline)) inline void record(const unsigned char* recording, const void* address) {
   if (!__atomic_load_n(recording, __ATOMIC_RELAXED)) return;
