@@ -171,12 +171,16 @@ grep -q "^thread_costs: round [0-9]* or the MO rounds around it have no part tim
 alive() { [[ -e /proc/$1 ]] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null; }
 (exec "$eval_tool" PAIRED 100000 -- "$tree_walk" -n 300 -w 2 >"$tmp/out.txt" 2>"$tmp/err.txt") &
 ev=$!
-for i in $(seq 1 200); do
-  [[ $(wc -l <"$tmp/out.txt" 2>/dev/null || echo 0) -ge 3 ]] && break
+# Until its program runs rounds (bounded generously: a loaded machine may
+# take long to start it).
+program=
+for i in $(seq 1 1200); do
+  program=$(pgrep -P "$ev" || true)
+  [[ -n $program && $(wc -l <"$tmp/out.txt" 2>/dev/null || echo 0) -ge 3 ]] && break
+  alive "$ev" || break
   sleep 0.05
 done
-program=$(pgrep -P "$ev" || true)
-[[ -n $program ]] || { kill -KILL "$ev"; fail "SIGTERM: no program under compensation_eval"; }
+[[ -n $program ]] || { kill -KILL "$ev"; cat "$tmp/err.txt"; fail "SIGTERM: no program under compensation_eval"; }
 kill -TERM "$ev"
 status=0
 wait "$ev" || status=$?
