@@ -409,7 +409,7 @@ bool try_stop_world(proto::StopReason reason, int32_t region, const ThreadState*
 // end now, every trace record is published, the state becomes terminated.
 // False when monitoring was not on (dormant, detached, already ended).
 bool end_monitoring(proto::StopReason reason);
-// Its middle part, also the tool's end of the program (session.cpp).
+// Its middle part, also the tool's end of the program (end.cpp).
 void end_every_instance(ThreadState* self, bool wait_for_room);
 
 // Appends `s` to the segment's string pool (needs registry_mutex); false

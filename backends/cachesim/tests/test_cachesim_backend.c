@@ -489,7 +489,7 @@ static void test_thread_running_at_the_end_is_waited_for(void **state)
  * test_end_that_gives_up_on_a_thread_says_so, caught in its unlink under
  * I/O load). The end now counts a thread that used CPU time since its
  * last look as running, and ends its wait after 10 looks, over 5 ms at
- * least, that saw none (libmonitor/session.cpp). */
+ * least, that saw none (libmonitor/world.cpp). */
 static void test_thread_asleep_at_the_end_is_waited_for(void **state)
 {
     (void)state;
