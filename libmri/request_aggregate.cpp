@@ -24,15 +24,8 @@ int aggregate_results(Session& s, Request& r, bool active, void** results) {
   }
   read_aggregate_slots(s.view, uint32_t(r.slot), nthreads, active, [&s] { return child_exited(s); }, slots);
   r.agg_values = reduce_aggregate(r.ri, r.aggregation, slots, int(s.pid), s.ns_per_tick);
-  r.agg_result.kind = MRI_AGGREGATE_REQUEST;
-  r.agg_result.ri = r.ri;
+  fill_results(r, r.agg_result, MRI_AGGREGATE_REQUEST, active, r.agg_values);
   r.agg_result.aggregation = r.aggregation;
-  r.agg_result.active = active;
-  r.agg_result.nr_Elements = int(r.agg_values.size());
-  r.agg_result.element = r.agg_values.data();
-  hand_out_measured(r);
-  r.agg_result.nr_Measured_Iterations = int(r.measured_copy.size());
-  r.agg_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
   *results = &r.agg_result;
   clear_error();
   return MRI_OK;

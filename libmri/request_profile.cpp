@@ -69,14 +69,7 @@ int profile_results(Session& s, Request& r, bool active, void** results) {
   }
   read_profile(s.view, uint32_t(r.slice), s.regions, region_ids, threads, nthreads, active, value_scale(s, r),
                [&s] { return child_exited(s); }, r.prof_elements, r.prof_values);
-  r.prof_result.kind = MRI_PROFILE_REQUEST;
-  r.prof_result.ri = r.ri;
-  r.prof_result.active = active;
-  r.prof_result.nr_Elements = int(r.prof_elements.size());
-  r.prof_result.element = r.prof_elements.data();
-  hand_out_measured(r);
-  r.prof_result.nr_Measured_Iterations = int(r.measured_copy.size());
-  r.prof_result.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
+  fill_results(r, r.prof_result, MRI_PROFILE_REQUEST, active, r.prof_elements);
   *results = &r.prof_result;
   clear_error();
   return MRI_OK;

@@ -47,6 +47,20 @@ double value_scale(const Session& s, const Request& r);
 // The iterations r measured, into r.measured_copy (what MRI_Get_Data
 // hands out: stable until its next call).
 void hand_out_measured(Request& r);
+// The fields the results of aggregate and profile requests share (mri.h):
+// kind, runtime information, whether active, the elements and the
+// measured iterations (hand_out_measured).
+template <typename Results, typename Element>
+void fill_results(Request& r, Results& out, MRI_Request_Kind kind, int active, std::vector<Element>& elements) {
+  out.kind = kind;
+  out.ri = r.ri;
+  out.active = active;
+  out.nr_Elements = int(elements.size());
+  out.element = elements.data();
+  hand_out_measured(r);
+  out.nr_Measured_Iterations = int(r.measured_copy.size());
+  out.measured_iteration = r.measured_copy.empty() ? nullptr : r.measured_copy.data();
+}
 
 // MRI_Get_Data after the session checks: finds the request, checks that
 // it is in place and not rejected, and has its kind read the results.
