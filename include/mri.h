@@ -22,7 +22,11 @@
  *
  * Lifetime of results: MRI_Get_Data() returns memory owned by the library. It
  * stays valid until the next MRI_Get_Data() for the same request, the
- * deletion of the request, a reload of the application, or MRI_Finalize().
+ * deletion of the request, a reload of the application, or MRI_Finalize()
+ * (measured_iteration too: a copy made at the call, not moved by releases).
+ *
+ * One header on purpose, near 1000 lines: the paper's whole API, with the
+ * semantics documented next to each declaration, is what a tool includes.
  */
 #ifndef MRI_H
 #define MRI_H

@@ -1,5 +1,9 @@
 // hierarchy.cpp - the simulation engine.
 //
+// One file on purpose (about 1800 lines): the kernels are specialisations
+// of one access loop over one engine's layout, and gcc inlines and
+// specialises them only when it sees them together.
+//
 // Layout. Each level keeps, per instance, sets x ways tag words, one set
 // contiguous. A tag word is (line number << 1) | dirty, where the line
 // number is the address shifted right by log2(line size) (the whole number,
