@@ -56,7 +56,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const proto::Layout& l = accepted.layout;
   CHECK(proto::validate_geometry(g) == nullptr);
   CHECK(std::memcmp(&g, &h.geometry, sizeof g) == 0);
-  CHECK(accepted.tool_pid == h.tool.tool_pid && accepted.tool_pid != 0);
+  // A pid the application can hand to pidfd_open and kill: positive as a
+  // pid_t (0 and negatives name process groups, or every process).
+  CHECK(accepted.tool_pid == h.tool.tool_pid && accepted.tool_pid >= 1 && accepted.tool_pid <= INT32_MAX);
   CHECK(l.total <= segment_bytes && l.total <= h.segment_size);
 
   // Each area: [offset, offset + elements * size) in order, after the header.

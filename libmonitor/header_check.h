@@ -4,6 +4,7 @@
 // calls exactly the checks the program makes.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -52,8 +53,13 @@ inline std::string check_header(const proto::Header& h, uint64_t segment_bytes, 
   if (sync::load(h.header_size) != sizeof(proto::Header)) return "header size mismatch";
   const uint64_t claimed = sync::load(h.segment_size);
   if (claimed < layout.total || claimed > segment_bytes) return "segment size in the header disagrees with the segment";
+  // A pid is positive as a pid_t, and compared whole: cut to 32 bits, an
+  // environment's 2^32 named the header's pid 0, and 2^32 - 1 its pid -1
+  // (pid_t), which pidfd_open refuses and kill(pid, 0), the fallback,
+  // takes for the process group or every process, so the tool was taken
+  // for alive.
   const uint32_t header_tool = sync::load(h.tool.tool_pid);
-  if (env_tool_pid <= 0 || uint32_t(env_tool_pid) != header_tool)
+  if (env_tool_pid <= 0 || env_tool_pid > INT32_MAX || uint64_t(env_tool_pid) != header_tool)
     return "tool pid in the environment and the segment disagree";
   out.geometry = geo;
   out.layout = layout;
