@@ -194,6 +194,7 @@ Result iteration(const Options& o, uint64_t i, const std::string& log) {
   static const uint32_t kPausesUs[] = {200, 2000, 20000};
   plan.max_pause_us = kPausesUs[rng() % 3];
   plan.no_rogue = o.no_rogue;
+  plan.from_load = rng() % 4 == 0;
 
   Result r;
   const uint64_t t0 = now_ms();
@@ -216,12 +217,14 @@ Result iteration(const Options& o, uint64_t i, const std::string& log) {
     }
     // Small areas (the rogue's writes land in rows in use), a program
     // that gives up quickly on a ring the tool does not empty, and a load
-    // that waits generously on a loaded machine.
+    // that waits generously on a loaded machine (a rogue that spoils the
+    // magic while the program attaches makes it run unmonitored, and the
+    // tool wait for it to the end of this bound).
     setenv("MRI_MAX_THREADS", "8", 1);
     setenv("MRI_MAX_REGIONS", "64", 1);
     setenv("MRI_MAX_EDGES", "64", 1);
     setenv("MRI_TRACE_WAIT_MS", "200", 1);
-    setenv("MRI_LOAD_TIMEOUT_MS", "60000", 1);
+    setenv("MRI_LOAD_TIMEOUT_MS", "20000", 1);
     ToolReport report;
     const int rc = run_tool(plan, progress, report);
     if (write(fds[1], &report, sizeof report) != ssize_t(sizeof report)) _exit(4);
@@ -293,8 +296,9 @@ Result iteration(const Options& o, uint64_t i, const std::string& log) {
   munmap(progress, sizeof *progress);
   r.ms = now_ms() - t0;
   if (o.verbose || !r.failure.empty())
-    std::printf("iteration %llu: %s rogue on the %s's words (%s, pauses up to %u us), %s%s%s: %u operations, %u MRI errors, end reason %d, %llu ms%s%s\n",
-                (unsigned long long)i, plan.rogue_through_end ? "a lasting" : "a", plan.side == Side::kTool ? "tool" : "program",
+    std::printf("iteration %llu: %s%s rogue on the %s's words (%s, pauses up to %u us), %s%s%s: %u operations, %u MRI errors, end reason %d, %llu ms%s%s\n",
+                (unsigned long long)i, plan.rogue_through_end ? "a lasting" : "a", plan.from_load ? " loading" : "",
+                plan.side == Side::kTool ? "tool" : "program",
                 r.report.area, plan.max_pause_us,
                 plan.program.substr(plan.program.rfind('/') + 1).c_str(), plan.args.empty() ? "" : " ",
                 plan.args.empty() ? "" : plan.args[0].c_str(), r.report.operations, r.report.errors, r.report.reason,

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <thread>
 #include <cstring>
 #include <random>
 
@@ -40,28 +41,52 @@ class Driver {
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     stage("load");
-    if (MRI_Application_Load(plan_.program.c_str(), argv.data()) != MRI_OK) {
+    // From the load on: a thread watches for the segment (libmri creates
+    // it inside the load) and forks the rogue as soon as it is mapped.
+    std::thread watcher;
+    std::atomic<bool> loading{true};
+    if (plan_.from_load && !plan_.no_rogue)
+      watcher = std::thread([&] {
+        while (loading.load() && !start_rogue(32)) usleep(100);
+      });
+    const int loaded = MRI_Application_Load(plan_.program.c_str(), argv.data());
+    loading = false;
+    if (watcher.joinable()) watcher.join();
+    if (loaded != MRI_OK) {
+      // Allowed when the rogue was there: the load checks what the program published.
       std::fprintf(stderr, "rogue tool: load failed: %s\n", MRI_Get_Error_Message());
-      return 3;
+      if (report_.rogue_pid == 0) return 3;
+      ++report_.errors;
+      return end();
     }
     MRI_Application_Status_Info info;
     if (MRI_Get_Application_Status(&info) == MRI_OK) report_.pid = info.pid;
+    // What the program published (the rogue may have written there already).
+    const bool attacked = report_.rogue_pid != 0;
     MRI_Region_Table table{};
-    if (MRI_Get_Regions(&table) != MRI_OK || table.nr_Elements < 1) return 3;
-    regions_.assign(table.region, table.region + table.nr_Elements);
-    if (MRI_Find_Region(plan_.cache_program ? "sweep" : "step", &loop_) != MRI_OK) return 3;
-    if (MRI_Find_Region("main", &main_) != MRI_OK) return 3;
-    if (plan_.cache_program && MRI_Find_Data_Structure("A", &data_) != MRI_OK) return 3;
+    if (check(MRI_Get_Regions(&table)) == MRI_OK && table.nr_Elements > 0)
+      regions_.assign(table.region, table.region + table.nr_Elements);
+    if (check(MRI_Find_Region(plan_.cache_program ? "sweep" : "step", &loop_)) != MRI_OK && !attacked) return 3;
+    if (check(MRI_Find_Region("main", &main_)) != MRI_OK && !attacked) return 3;
+    if (plan_.cache_program && check(MRI_Find_Data_Structure("A", &data_)) != MRI_OK && !attacked) return 3;
+    if (regions_.empty()) regions_.push_back(loop_);
     if (plan_.call_back) check(MRI_Register_Call_Back_Function(take_records));
 
     stage("rogue");
-    if (!plan_.no_rogue && !start_rogue()) return 3;
+    if (!plan_.no_rogue && report_.rogue_pid == 0 && !start_rogue(uint32_t(regions_.size()))) return 3;
     for (int kind = 0; kind < kinds(); ++kind) add(make_request(kind), kind);
     for (uint32_t i = 0; i < plan_.operations; ++i) {
       operation(int(rng_() % 10));
       ++report_.operations;
     }
     if (!plan_.rogue_through_end) stop_rogue();
+    return end();
+  }
+
+ private:
+  // Ends the program and the library, then the rogue.
+  int end() {
+    MRI_Application_Status_Info info;
     stage("finish");
     check(MRI_Application_Finish());
     stage("status");
@@ -79,7 +104,6 @@ class Driver {
     return 0;
   }
 
- private:
   void stage(const char* what) {
     std::snprintf(report_.stage, sizeof report_.stage, "%s", what);
     std::snprintf(progress_->operation, sizeof progress_->operation, "%s", what);
@@ -95,12 +119,15 @@ class Driver {
     return rc;
   }
 
-  bool start_rogue() {
+  // Forks the rogue on the segment mapped in this process; false when
+  // there is none (yet). `regions`: the published ones, whose records it
+  // overwrites.
+  bool start_rogue(uint32_t regions) {
     auto* header = static_cast<proto::Header*>(mri_test_segment());
     if (!header) return false;
     const proto::Geometry g = header->geometry;
     if (proto::validate_geometry(g)) return false;
-    areas_ = areas_of(plan_.side, g, 4, uint32_t(regions_.size()));
+    areas_ = areas_of(plan_.side, g, 4, regions);
     if (plan_.area >= 0) areas_ = {areas_[size_t(plan_.area) % areas_.size()]};
     std::snprintf(report_.area, sizeof report_.area, "%s", plan_.area >= 0 ? areas_[0].name : "all");
     const uint64_t seed = rng_();

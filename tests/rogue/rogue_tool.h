@@ -25,6 +25,7 @@ struct ToolPlan {
   int area = -1;                   // the one area of the side the rogue writes (index in areas_of), -1: all
   uint32_t max_pause_us = 200;     // between the rogue's bursts of writes
   bool no_rogue = false;           // a control run: the same plan without the rogue
+  bool from_load = false;          // the rogue starts as soon as the segment exists, during the load
 };
 
 // What the tool saw, written to the harness through a pipe.

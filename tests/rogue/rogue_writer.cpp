@@ -27,7 +27,7 @@ struct Rng {
 };
 
 uint32_t word32(Rng& r, const Geometry& g, uint32_t current) {
-  switch (r.below(16)) {
+  switch (r.below(20)) {
     case 0: return 0;
     case 1: return 1;
     case 2: return ~0u;
@@ -42,6 +42,10 @@ uint32_t word32(Rng& r, const Geometry& g, uint32_t current) {
     case 11: return kMaxHistograms;
     case 12: return kMaxHistogramBins + 1;
     case 13: return kMaxDataStructures + 1;
+    case 14: return g.max_regions + 1;     // counts one past the capacity
+    case 15: return g.max_threads + 1;
+    case 16: return g.string_pool_bytes + 1;
+    case 17: return g.max_files;
     default: return uint32_t(r.next());
   }
 }
