@@ -7,9 +7,9 @@
 
 #include <atomic>
 #include <cstdio>
-#include <thread>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "mri.h"
 #include "segment_peer.h"
@@ -346,7 +346,7 @@ class Driver {
   MRI_Data_Structure_Spec data_{};
   std::vector<std::pair<MRI_Request_ID, bool>> requests_;  // and whether it is a trace request
   std::vector<Area> areas_;
-  double sink_ = 0;  // what was read, handed to the report so that the reads stay
+  double sink_ = 0;  // a sum of what was read, handed to the report: the reads are not optimised away
 };
 
 }  // namespace
