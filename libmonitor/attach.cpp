@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "header_check.h"
 #include "monitor_internal.h"
 #include "mri_sync.h"
 
@@ -69,8 +70,7 @@ void attach_from_environment() {
   // Copy the header fields once (the tool could change them under us) and
   // validate the copies.
   proto::Header* h = g.view.header();
-  uint64_t magic = sync::load(h->magic);
-  if (magic != proto::kMagic) return refuse("segment has no MRI header (bad magic)", false);
+  if (!has_mri_magic(*h)) return refuse("segment has no MRI header (bad magic)", false);
   // One process per segment: the first to attach claims it. Another one
   // (a second program started by a wrapper, such as a shell, that passed
   // the environment on, or one started after the first ended) would mix
@@ -87,29 +87,13 @@ void attach_from_environment() {
     return refuse(why, false);
   }
   g.own_pid = uint32_t(getpid());
-  uint32_t version = sync::load(h->protocol_version);
-  if (version != proto::kProtocolVersion) {
-    char why[proto::kMessageBytes];
-    std::snprintf(why, sizeof why,
-                  "protocol version mismatch: the tool speaks version %u, this application's "
-                  "libmonitor speaks version %u",
-                  version, proto::kProtocolVersion);
-    return refuse(why, true);
-  }
-  proto::Geometry geo = h->geometry;
-  if (const char* bad = proto::validate_geometry(geo)) return refuse(bad, true);
-  proto::Layout layout = proto::compute_layout(geo);
-  if (layout.total > ds.shm_segsz) return refuse("segment smaller than its geometry needs", true);
-  if (sync::load(h->header_size) != sizeof(proto::Header))
-    return refuse("header size mismatch", true);
-  const uint64_t claimed = sync::load(h->segment_size);
-  if (claimed < layout.total || claimed > ds.shm_segsz)
-    return refuse("segment size in the header disagrees with the segment", true);
-  uint32_t header_tool = sync::load(h->tool.tool_pid);
-  if (tool_pid <= 0 || uint32_t(tool_pid) != header_tool)
-    return refuse("tool pid in the environment and the segment disagree", true);
+  AcceptedHeader accepted;
+  const std::string bad = check_header(*h, ds.shm_segsz, tool_pid, accepted);
+  if (!bad.empty()) return refuse(bad.c_str(), true);
+  const proto::Geometry& geo = accepted.geometry;
+  const uint32_t header_tool = accepted.tool_pid;
   g.view.g = geo;
-  g.view.l = layout;
+  g.view.l = accepted.layout;
   g.tool_pid = header_tool;
   if (const uint32_t wait_ms = sync::load(h->tool.trace_wait_ms)) g.trace_wait_ns = uint64_t(wait_ms) * 1'000'000ull;
   g.tool_pidfd = int(syscall(SYS_pidfd_open, pid_t(header_tool), 0));

@@ -112,6 +112,9 @@ struct Compiler {
     const GatheredRequest& q = a.request;
     const proto::RequestRecord& rec = q.input.record;
     out.keep_trace_open[q.input.slot] = !q.input.fresh && a.claim.kind == ValueKind::kEvent;
+    // Paused (counter rotation): no records in this phase. Its event is
+    // not in the frame's readings then, so its reading index names none.
+    if (a.paused) return;
     const uint32_t slot = out.trace_slots++;
     const bool filtered = rec.flags & proto::kRequestThreadFilter;
     if (filtered) std::memcpy(out.trace_threads[slot], q.threads, sizeof q.threads);

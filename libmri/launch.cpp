@@ -330,7 +330,11 @@ int load_application(Session& s, const LoadInputs& in, char* const argv[]) {
   const proto::Layout layout = proto::compute_layout(geo);
 
   // The segment is marked for removal at once: Linux still lets the child
-  // attach it by id, and no crash of either side can leave it behind.
+  // attach it by id, and no crash of either side can leave it behind, but
+  // for a SIGKILL of this process between the three calls below (marking
+  // needs an attachment, or it destroys the segment at once): then it
+  // stays, blank and unmarked (the kill matrix, tests/kill, counts such
+  // segments apart; docs/ROBUSTNESS.md has how often it meets one).
   int shmid = shmget(IPC_PRIVATE, layout.total, IPC_CREAT | IPC_EXCL | 0600);
   if (shmid < 0) return fail("cannot create the shared memory segment (%zu bytes): %s", size_t(layout.total), strerror(errno));
   void* base = shmat(shmid, nullptr, 0);

@@ -21,6 +21,7 @@ packages=(
   otf2-tools                         # otf2-print: the exporter tests read OTF2 archives back with it
   valgrind                           # callgrind_annotate (exporter tests); cachegrind and lackey (simulator test)
   clang                              # cache-simulator instrumentation (backends/cachesim: SanitizerCoverage loads/stores)
+  libclang-rt-14-dev                 # libFuzzer and clang's sanitizer runtimes (fuzz/, scripts/fuzz.sh); clang only recommends it
   llvm-dev                           # the inlining instrumentation plugin (backends/cachesim/plugin), against clang's LLVM
   "$@"
 )

@@ -191,12 +191,20 @@ TEST_F(Plan, CallpathProfilesResetTheirEdgesAndUnwindOnlyWhereTheyCan) {
 TEST_F(Plan, PausedRequestsKeepTheirResultsAndMeasureNothing) {
   s.request(0, RequestKind::kAggregate, uint32_t(Metric::kExecutionTime), {1}, proto::kRequestPaused);
   s.request(1, RequestKind::kProfile, uint32_t(Metric::kExecutionTime), {1}, proto::kRequestPaused, "", 0);
+  // A trace too (libmri pauses every counter request under rotation, a
+  // trace of counter values among them): its reading is not in the
+  // frame's list, so a target would have read past the readings.
+  s.request(2, RequestKind::kTrace, uint32_t(Metric::kExecutionTime), {1}, proto::kRequestPaused);
   const CompiledPlan p = s.compile();
   EXPECT_TRUE(ack_of(p, 0)->ok);
   EXPECT_TRUE(ack_of(p, 1)->ok);
+  EXPECT_TRUE(ack_of(p, 2)->ok);
   EXPECT_TRUE(has_reset(p, Reset::What::kAggregate, 0));  // fresh: it starts from nothing
   EXPECT_TRUE(p.aggs[1].empty());
   EXPECT_TRUE(p.slices[1].empty());
+  for (uint32_t r = 0; r < kRegions; ++r) EXPECT_TRUE(p.traces[r].empty()) << r;
+  EXPECT_TRUE(p.all_traces.empty());
+  EXPECT_EQ(p.trace_slots, 0u);
 }
 
 TEST_F(Plan, TracesReachSubregionsUnlessAskedNotTo) {

@@ -11,9 +11,10 @@
  *                                     until the main thread finished N "step"s
  *   mri_testapp forever [FILE]        region "step" every ms until terminated; after
  *                                     the first step (monitoring runs), create FILE
- *   mri_testapp until_detached FILE   region "step" every ms; once the monitor has
- *                                     detached, write "<ns>\n" (CLOCK_MONOTONIC time
- *                                     it noticed) to FILE and exit 0
+ *   mri_testapp until_detached FILE [MS]
+ *                                     region "step" every MS ms (default 1); once the
+ *                                     monitor has detached, write "<ns>\n" (CLOCK_MONOTONIC
+ *                                     time it noticed) to FILE and exit 0
  *   mri_testapp deep N                "inner" calls itself until N instances are open
  *                                     at once, then returns
  *   mri_testapp deep_exit N           the same, then calls exit(0) inside them
@@ -491,12 +492,13 @@ int main(int argc, char **argv)
         for (;;) one_step(1);
     } else if (strcmp(mode, "until_detached") == 0) {
         const char *file = argc > 2 ? argv[2] : NULL;
+        const double ms = argc > 3 ? atof(argv[3]) : 1.0;
         /* Only used under a tool: if the first event already finds the
          * monitor detached (the tool died while the program was parked at
          * start-up), that is the detach we wait for. */
         int was_attached = 1;
         for (;;) {
-            one_step(1);
+            one_step(ms);
             int attached = Monitor_Is_Attached();
             if (attached) was_attached = 1;
             if (was_attached && !attached) {

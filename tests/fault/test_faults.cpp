@@ -168,7 +168,7 @@ struct AppRun {
 // Starts mri_testapp with the segment in its environment; `during` runs
 // while it is alive. Collects its stderr.
 template <typename During>
-AppRun run_app_on(const Segment& seg, std::vector<std::string> args, pid_t claimed_tool, During during) {
+AppRun run_app_on(const Segment& seg, std::vector<std::string> args, long long claimed_tool, During during) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
   env.push_back("MRI_SHMID=" + std::to_string(seg.id));
@@ -275,6 +275,22 @@ TEST(RogueSegment, WrongToolPidIsRefused) {
   write_valid_header(seg);
   AppRun r = run_app_on(seg, {"steps", "3", "0"}, getpid() + 1, [](pid_t) {});
   expect_refused_and_completed(r, "disagree");
+}
+
+// Tool pids that wrap in 32 bits: the environment's 2^32 against the
+// header's 0, and 2^32 - 1 against 0xffffffff (pid_t -1). Both were taken,
+// and kill(pid, 0), the liveness fallback where pidfd_open refuses the
+// pid, then reached the process group or every process: the tool passed
+// for alive.
+TEST(RogueSegment, ToolPidsThatWrapAreRefused) {
+  for (const auto& [header_pid, env_pid] : {std::pair<uint32_t, long long>{0, 1ll << 32},
+                                            std::pair<uint32_t, long long>{0xffffffffu, (1ll << 32) - 1}}) {
+    Segment seg(proto::compute_layout(kGeo).total);
+    write_valid_header(seg);
+    seg.header()->tool.tool_pid = header_pid;
+    AppRun r = run_app_on(seg, {"steps", "3", "0"}, env_pid, [](pid_t) {});
+    expect_refused_and_completed(r, "tool pid in the environment and the segment disagree");
+  }
 }
 
 // A well-formed header, then garbage where requests live and a command

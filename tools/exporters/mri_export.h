@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mri::exporters {
@@ -197,6 +198,10 @@ std::unique_ptr<TraceWriter> make_trace_writer(TraceFormat format);
 // be read. Thread safe.
 bool read_vtf3(const std::string& path, TraceDefinitions& defs, std::vector<TraceEvent>& events,
                std::string& error);
+// The same over text already in memory; `source` names it in the errors
+// ("<source>:<line>: <reason>"). What read_vtf3 runs on a file's contents.
+bool parse_vtf3(std::string_view content, const std::string& source, TraceDefinitions& defs,
+                std::vector<TraceEvent>& events, std::string& error);
 
 // ---------------------------------------------------------------------------
 // Profile (callgrind format)

@@ -355,6 +355,32 @@ class Reader {
 
 }  // namespace
 
+bool parse_vtf3(std::string_view content, const std::string& source, TraceDefinitions& defs,
+                std::vector<TraceEvent>& events, std::string& error) {
+  defs = TraceDefinitions{};
+  events.clear();
+  Reader reader(defs, events);
+  size_t line_number = 0;
+  std::string_view rest = content;
+  try {
+    while (!rest.empty()) {
+      ++line_number;
+      const size_t eol = rest.find('\n');
+      std::string_view line = rest.substr(0, eol);
+      rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      reader.line(line);
+    }
+    reader.finish();
+  } catch (const ParseError& e) {
+    error = source + ":" + std::to_string(line_number) + ": " + e.message;
+    defs = TraceDefinitions{};
+    events.clear();
+    return false;
+  }
+  return true;
+}
+
 bool read_vtf3(const std::string& path, TraceDefinitions& defs, std::vector<TraceEvent>& events, std::string& error) {
   defs = TraceDefinitions{};
   events.clear();
@@ -374,27 +400,7 @@ bool read_vtf3(const std::string& path, TraceDefinitions& defs, std::vector<Trac
     error = path + ": " + std::strerror(read_errno);
     return false;
   }
-
-  Reader reader(defs, events);
-  size_t line_number = 0;
-  std::string_view rest = content;
-  try {
-    while (!rest.empty()) {
-      ++line_number;
-      const size_t eol = rest.find('\n');
-      std::string_view line = rest.substr(0, eol);
-      rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      reader.line(line);
-    }
-    reader.finish();
-  } catch (const ParseError& e) {
-    error = path + ":" + std::to_string(line_number) + ": " + e.message;
-    defs = TraceDefinitions{};
-    events.clear();
-    return false;
-  }
-  return true;
+  return parse_vtf3(content, path, defs, events, error);
 }
 
 }  // namespace mri::exporters
