@@ -156,8 +156,12 @@ void set_aside(uint32_t part, uintptr_t address, uint32_t size, uint32_t type) {
 // are kept, and this one is dropped (as the inline recording does,
 // mri_cachesim_abi.h). Committing over a moved cursor would drop the
 // handler's, or, where the handler handed the buffer over, make the slots
-// between its references and this one count again in the next batch. (A
-// handler between the compare and the store: Buffer, above.)
+// between its references and this one count again in the next batch. A
+// handler between the compare and the store keeps its first reference
+// (in this one's slot) and loses the others: the store puts the cursor
+// back over them (up to 1 handler run in 60 in mri_cacheapp signals,
+// whose loop is all callbacks); where it handed the buffer over
+// meanwhile: Buffer, above.
 MRI_UNCHECKED __attribute__((always_inline)) inline void commit(Mri_Cachesim_Cursor& c, uint32_t part,
                                                                   Monitor_Cache_Access* at) {
   std::atomic_signal_fence(std::memory_order_seq_cst);

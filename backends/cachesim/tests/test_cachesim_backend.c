@@ -1177,10 +1177,19 @@ static void test_signal_handlers_record_during_a_hand_over(void **state)
                      a_made, handled);
     } else {
         /* A handler that runs between the callback's write and its commit
-         * has its first reference written over by the program's: one of
-         * S's counted as one of A's. */
-        if (s_reads > s_made || (!overflowed && s_reads < s_made - handled))
-            fail_msg("%ld reads of S simulated, the handlers made %ld in %d runs", s_reads, s_made, handled);
+         * has its first reference written over by the program's (S loses
+         * one). One that runs between the commit's compare and its store
+         * keeps its first reference, in the program's slot, and the store
+         * puts the cursor back over its other 63, which the program's next
+         * references write over (S loses 63, A one): S's loss beyond one
+         * per run is at most 63 for each read of A lost. A's are lost
+         * otherwise too (a handler that fills the buffer during a
+         * callback's write), which only widens the bound. Measured on 20
+         * quiet runs: 300 to 1,700 of about 99,000 lost. */
+        const long a_lost = a_made > a_reads ? a_made - a_reads : 0;
+        if (s_reads > s_made || (!overflowed && s_reads < s_made - handled - (kReadsS - 1) * a_lost))
+            fail_msg("%ld reads of S simulated, the handlers made %ld in %d runs, %ld reads of A lost", s_reads,
+                     s_made, handled, a_lost);
         if (a_reads > a_made + handled || a_reads < a_made - handled)
             fail_msg("%ld reads of A simulated, the program made %ld and %d handler runs can move one each", a_reads,
                      a_made, handled);
