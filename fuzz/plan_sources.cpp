@@ -1,5 +1,5 @@
-// plan_sources.cpp - the registry of measurement sources that the plan
-// compiler's fuzz target links in place of libmonitor/sources.cpp: the
+// plan_sources.cpp - the list of measurement sources that the plan
+// compiler's fuzz target links in place of libmonitor/source_list.cpp: the
 // sources every program has (time, instances, region events, PAPI
 // counters), in the registry's order, and a stand-in for the cache
 // simulator's source. That one claims the cache-event requests and
@@ -24,18 +24,9 @@ bool cache_measures(uint32_t metric) { return metric == uint32_t(proto::Metric::
 const MeasurementSource cache_stand_in{.name = "cache simulator (stand-in)", .measures = cache_measures,
                                        .kind = ValueKind::kOwned};
 
-const MeasurementSource* const kSources[] = {&time_source, &instances_source, &region_events_source, &papi_source,
-                                             &cache_stand_in};
-
 }  // namespace
 
-uint32_t source_count() { return uint32_t(std::size(kSources)); }
-const MeasurementSource& source(uint32_t index) { return *kSources[index]; }
-int32_t source_for_metric(uint32_t metric) {
-  for (uint32_t i = 0; i < source_count(); ++i)
-    if (kSources[i]->measures(metric)) return int32_t(i);
-  return -1;
-}
+MRI_SOURCE_LIST(&time_source, &instances_source, &region_events_source, &papi_source, &cache_stand_in);
 
 }  // namespace mri::monitor
 

@@ -31,6 +31,17 @@ const proto::View& segment() { return g.view; }
 
 std::mutex& control_mutex() { return g.control_mutex; }
 
+void set_before_event(const MeasurementSource& s, bool on) {
+  for (uint32_t i = 0; i < source_count(); ++i)
+    if (&source(i) == &s) {
+      const uint8_t bit = uint8_t(1u << i);
+      if (on)
+        g.before_event_sources.fetch_or(bit, std::memory_order_relaxed);
+      else
+        g.before_event_sources.fetch_and(uint8_t(~bit), std::memory_order_relaxed);
+    }
+}
+
 bool monitoring_attached() {
   const uint32_t m = g.mode.load();
   return m == kRunning || m == kStopped;

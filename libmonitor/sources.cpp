@@ -1,59 +1,21 @@
-// sources.cpp - the registry of measurement sources (source.h).
-//
-// A new source is its own files plus one line in MRI_SOURCES below; its
-// files define `extern const MeasurementSource NAME;` in mri::monitor.
-#include <atomic>
-#include <iterator>
+// sources.cpp - the registry of measurement sources (sdk/source.h) as the
+// core reads it: lookups over registered_sources (source_list.cpp), and
+// the lifecycle members called on every source that has them.
 
 #include "monitor_internal.h"
 #include "source.h"
 
-#define MRI_SOURCES(X) \
-  X(time_source)       \
-  X(instances_source)  \
-  X(region_events_source) \
-  X(papi_source)       \
-  X(cachesim_source)
-
 namespace mri::monitor {
 
-#define MRI_DECLARE_SOURCE(name) extern const MeasurementSource name;
-MRI_SOURCES(MRI_DECLARE_SOURCE)
-#undef MRI_DECLARE_SOURCE
+uint32_t source_count() { return registered_source_count; }
 
-namespace {
-
-#define MRI_LIST_SOURCE(name) &name,
-const MeasurementSource* const kSources[] = {MRI_SOURCES(MRI_LIST_SOURCE)};
-#undef MRI_LIST_SOURCE
-static_assert(std::size(kSources) <= kMaxSources, "RegionPlan::hooks and before_event_sources are 8-bit masks");
-
-}  // namespace
-
-uint32_t source_count() { return uint32_t(std::size(kSources)); }
-
-const MeasurementSource& source(uint32_t index) { return *kSources[index]; }
+const MeasurementSource& source(uint32_t index) { return *registered_sources[index]; }
 
 int32_t source_for_metric(uint32_t metric) {
   for (uint32_t i = 0; i < source_count(); ++i)
-    if (kSources[i]->measures(metric)) return int32_t(i);
+    if (source(i).measures(metric)) return int32_t(i);
   return -1;
 }
-
-void set_before_event(const MeasurementSource& s, bool on) {
-  for (uint32_t i = 0; i < source_count(); ++i)
-    if (kSources[i] == &s) {
-      const uint8_t bit = uint8_t(1u << i);
-      if (on)
-        g.before_event_sources.fetch_or(bit, std::memory_order_relaxed);
-      else
-        g.before_event_sources.fetch_and(uint8_t(~bit), std::memory_order_relaxed);
-    }
-}
-
-}  // namespace mri::monitor
-
-namespace mri::monitor {
 
 // Lifecycle calls to every source that has the member.
 void sources_stop_recording() {

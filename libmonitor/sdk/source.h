@@ -28,6 +28,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,18 @@ struct MeasurementSource {
   void (*sync_thread)() = nullptr;
 };
 
+// Every source, in registry order, and how many: defined by
+// MRI_SOURCE_LIST in source_list.cpp (the unit tests and the fuzz target
+// link lists of their own). Plain constant arrays, not a function with a
+// guarded static: the hot path looks sources up by index (hot_path.cpp).
+extern const MeasurementSource* const registered_sources[];
+extern const uint32_t registered_source_count;
+// At most kMaxSources: a source's index is its bit in 8-bit masks
+// (RegionPlan::hooks, Global::before_event_sources).
+#define MRI_SOURCE_LIST(...)                                                                          \
+  extern const MeasurementSource* const registered_sources[] = {__VA_ARGS__};                       \
+  extern const uint32_t registered_source_count = uint32_t(std::size(registered_sources));          \
+  static_assert(std::size(registered_sources) <= kMaxSources, "a source's index is a bit of a uint8_t")
 // sources.cpp: the registered sources, in registry order (index = the bit
 // of a source in RegionPlan::hooks and Global::before_event_sources).
 uint32_t source_count();
@@ -172,7 +185,7 @@ inline void for_each_source_with(Member MeasurementSource::*m, Fn&& fn) {
 }
 
 // A source asks for (or no longer needs) its before_event() at every
-// monitored event.
+// monitored event (source_services.cpp).
 void set_before_event(const MeasurementSource& s, bool on);
 
 }  // namespace mri::monitor

@@ -65,19 +65,8 @@ const MeasurementSource fake_owned{.name = "fake owned", .measures = owned_measu
 
 }  // namespace testing
 
-namespace {
-const MeasurementSource* const kSources[] = {&time_source,        &instances_source,     &region_events_source,
-                                             &papi_source,        &testing::fake_a,      &testing::fake_b,
-                                             &testing::fake_owned};
-}  // namespace
-
-uint32_t source_count() { return uint32_t(std::size(kSources)); }
-const MeasurementSource& source(uint32_t index) { return *kSources[index]; }
-int32_t source_for_metric(uint32_t metric) {
-  for (uint32_t i = 0; i < source_count(); ++i)
-    if (kSources[i]->measures(metric)) return int32_t(i);
-  return -1;
-}
+MRI_SOURCE_LIST(&time_source, &instances_source, &region_events_source, &papi_source, &testing::fake_a,
+                &testing::fake_b, &testing::fake_owned);
 
 }  // namespace mri::monitor
 

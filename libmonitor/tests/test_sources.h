@@ -1,5 +1,5 @@
-// test_sources.h - the registry the plan compiler's unit tests link in
-// place of libmonitor's sources.cpp: the core's own sources (time,
+// test_sources.h - the list of sources the plan compiler's unit tests link
+// in place of libmonitor's source_list.cpp: the core's own sources (time,
 // instances, region events), the real counter source and two fake ones
 // whose behaviour each test sets.
 #pragma once
