@@ -1,7 +1,7 @@
 // The cache configuration parser (simulator/config.cpp, parse_config) on
 // arbitrary text: what the application runs on the configuration its tool
-// wrote into the segment (libmonitor/cache.cpp), and the tool on what its
-// user gave. Every text is either refused with a one-line reason or
+// wrote into the segment (backends/cachesim/monitor/simulator_setup.cpp),
+// and the tool on what its user gave. Every text is either refused with a one-line reason or
 // accepted as a valid configuration whose canonical text (format_config)
 // reads back to the same configuration; what the application computes
 // from an accepted one (tag bytes, whether it can be split) must not fail.

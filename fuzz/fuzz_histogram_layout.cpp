@@ -1,11 +1,11 @@
 // The histogram layout (protocol/mri_histogram.h) over data-structure
 // records made of fuzzer bytes: what the application computes from the
-// table its threads published and the tool's request (libmonitor/cache.cpp)
-// and the tool from the table it read, both untrusted on the other side.
-// A refusal leaves the layout empty; an accepted layout covers exactly the
-// records' bytes, in at most the requested bins, and each piece gives the
-// simulator an address-range monitor it accepts, made as cache.cpp makes it
-// (create_monitors).
+// table its threads published and the tool's request
+// (backends/cachesim/monitor/targets.cpp) and the tool from the table it
+// read, both untrusted on the other side. A refusal leaves the layout
+// empty; an accepted layout covers exactly the records' bytes, in at most
+// the requested bins, and each piece gives the simulator an address-range
+// monitor it accepts, made as targets.cpp makes it.
 //
 // Input: the data-structure index (u32), the requested bins (u32), then
 // 32-byte DataRecords (at most the table's 1024).
@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   CHECK(packed == layout.total_bytes);
 
-  // The application's monitors for these pieces (cache.cpp, create_monitors).
+  // The application's monitors for these pieces (backends/cachesim/monitor/targets.cpp, create_monitors).
   sim::Hierarchy& h = hierarchy();
   for (const proto::HistogramPiece& p : layout.pieces) {
     sim::MonitorSpec spec;

@@ -45,7 +45,7 @@ constexpr uint32_t kMaxEdges = 60;
 
 // One mapping for the largest geometry, reused: pages never written stay
 // unbacked, and an input clears only the areas it lays its bytes over.
-unsigned char* segment() {
+unsigned char* segment_memory() {
   static unsigned char* base = [] {
     const proto::Geometry largest{kMaxRegions, kMaxThreads, kMaxRequests, proto::kHardMaxProfileSlices, 1, 64,
                                   kMaxTraceRecords, kMaxEdges};
@@ -90,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   proto::View v;
   v.g = g;
   v.l = proto::compute_layout(g);
-  v.base = segment();
+  v.base = segment_memory();
   lay(v.base, v.l.requests, uint64_t{g.max_requests} * sizeof(proto::RequestRecord), data, size);
   lay(v.base, v.l.request_acks, uint64_t{g.max_requests} * sizeof(proto::RequestAck), data, size);
   lay(v.base, v.l.request_threads, uint64_t{g.max_requests} * proto::kThreadMaskWords * sizeof(uint64_t), data, size);
