@@ -42,10 +42,14 @@
 #include <vector>
 
 #include "kill_tool.h"
+#include "process_census.h"
 
 namespace {
 
 using namespace mri::kill;
+using mri::testing::GroupMember;
+using mri::testing::group_members;
+using mri::testing::segments_created_by;
 
 enum class Victim { kTool, kProgram };
 enum class Way { kKill, kSegv, kStopKill };
@@ -131,44 +135,6 @@ bool receive(int fd, Message& m, int ms) {
   struct pollfd p{fd, POLLIN, 0};
   if (poll(&p, 1, ms) != 1) return false;
   return read(fd, &m, sizeof m) == ssize_t(sizeof m);
-}
-
-struct Proc {
-  pid_t pid;
-  char state;
-};
-// Processes of process group `group`.
-std::vector<Proc> members(pid_t group) {
-  std::vector<Proc> out;
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const pid_t pid = pid_t(std::atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0, pgrp = 0;
-    if (std::sscanf(line.c_str() + line.rfind(')') + 2, "%c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == group)
-      out.push_back({pid, state});
-  }
-  closedir(d);
-  return out;
-}
-
-// System V segments created by process `creator` that still exist.
-std::vector<int> segments_of(pid_t creator) {
-  std::ifstream f("/proc/sysvipc/shm");
-  std::string line;
-  std::getline(f, line);
-  std::vector<int> ids;
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    long long key, id, perms, size, cpid;
-    if ((in >> key >> id >> perms >> size >> cpid) && cpid == creator) ids.push_back(int(id));
-  }
-  return ids;
 }
 
 // Whether segment `id` is one the tool was killed with between creating
@@ -307,7 +273,7 @@ Outcome run_one(const Cell& cell, std::mt19937_64& rng, const std::string& base,
       // it exists (posix_spawn may not have run yet).
       const uint64_t deadline = now_ns() + 10'000'000'000ull;
       while (!victim && now_ns() < deadline) {
-        for (const Proc& p : members(tool))
+        for (const GroupMember& p : group_members(tool))
           if (p.pid != tool && p.state != 'Z') victim = p.pid;
         if (!victim) usleep(200);
       }
@@ -343,7 +309,7 @@ Outcome run_one(const Cell& cell, std::mt19937_64& rng, const std::string& base,
     // The program (orphaned to us) notices the detach, writes when, exits
     // 0. Killed while loading, the tool may not have started one.
     if (program <= 0)
-      for (const Proc& p : members(tool)) program = p.pid;
+      for (const GroupMember& p : group_members(tool)) program = p.pid;
     if (program > 0) {
       if (!wait_child(program, &status, 30000))
         fail("the program did not go on within 30 s of its tool's death");
@@ -370,25 +336,25 @@ Outcome run_one(const Cell& cell, std::mt19937_64& rng, const std::string& base,
 
   // 4. What the run left.
   const uint64_t deadline = now_ns() + (out.failure.empty() ? 10'000'000'000ull : 0);
-  std::vector<Proc> left;
+  std::vector<GroupMember> left;
   for (;;) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    left = members(tool);
+    left = group_members(tool);
     if (left.empty() || now_ns() >= deadline) break;
     usleep(1000);
   }
-  for (const Proc& p : left) (p.state == 'Z' ? out.zombies : out.processes) += 1;
+  for (const GroupMember& p : left) (p.state == 'Z' ? out.zombies : out.processes) += 1;
   kill(-tool, SIGKILL);
-  for (const Proc& p : left) kill(p.pid, SIGKILL);
-  for (int k = 0; k < 1000 && !members(tool).empty(); ++k) {
+  for (const GroupMember& p : left) kill(p.pid, SIGKILL);
+  for (int k = 0; k < 1000 && !group_members(tool).empty(); ++k) {
     while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     usleep(1000);
   }
   // Segments of this run only (created by its tool); removed here, so
   // that the next runs start from none.
-  for (const int id : segments_of(tool)) {
+  for (const int id : segments_created_by(tool)) {
     (blank_and_unmarked(id) ? out.blank_segments : out.segments) += 1;
     shmctl(id, IPC_RMID, nullptr);
   }

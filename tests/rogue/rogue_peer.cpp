@@ -34,18 +34,21 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "process_census.h"
 #include "rogue_tool.h"
 
 namespace {
 
 using namespace mri::rogue;
+using mri::testing::GroupMember;
+using mri::testing::group_members;
+using mri::testing::segments_created_by;
 
 struct Options {
   uint64_t seed = 1;
@@ -105,42 +108,6 @@ uint64_t mix(uint64_t seed, uint64_t i) {  // splitmix64 of (seed, iteration)
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
-}
-
-// Processes of process group `group`, alive or zombies.
-std::vector<pid_t> members(pid_t group) {
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    const pid_t pid = pid_t(std::atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(e->d_name) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid, pgrp;
-    if ((rest >> state >> ppid >> pgrp) && pgrp == group) out.push_back(pid);
-  }
-  closedir(d);
-  return out;
-}
-
-// System V segments that process `creator` created and that still exist.
-std::vector<std::string> segments_of(pid_t creator) {
-  std::vector<std::string> out;
-  std::ifstream f("/proc/sysvipc/shm");
-  std::string line;
-  std::getline(f, line);  // the header
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    long long key, id, perms, size, cpid;
-    if ((in >> key >> id >> perms >> size >> cpid) && cpid == creator) out.push_back(std::to_string(id));
-  }
-  return out;
 }
 
 void reap_orphans() {
@@ -265,24 +232,24 @@ Result iteration(const Options& o, uint64_t i, const std::string& log) {
   // kills the other); a program the tool did not end must end by itself
   // once its tool is gone (it detaches). Generous: a loaded machine.
   const uint64_t leftover_deadline = now_ms() + (ended ? 30000 : 0);
-  std::vector<pid_t> left;
+  std::vector<GroupMember> left;
   for (;;) {
     reap_orphans();
-    left = members(tool);
+    left = group_members(tool);
     if (left.empty() || now_ms() >= leftover_deadline) break;
     usleep(10000);
   }
   if (!left.empty() && r.failure.empty())
     r.failure = std::to_string(left.size()) + " process(es) of the iteration still there 30 s after the tool ended";
   kill(-tool, SIGKILL);
-  for (pid_t p : left) kill(p, SIGKILL);
+  for (const GroupMember& p : left) kill(p.pid, SIGKILL);
   const uint64_t reap_deadline = now_ms() + 10000;
-  while (!members(tool).empty() && now_ms() < reap_deadline) {
+  while (!group_members(tool).empty() && now_ms() < reap_deadline) {
     reap_orphans();
     usleep(10000);
   }
-  const std::vector<std::string> segments = segments_of(tool);
-  if (!segments.empty() && r.failure.empty()) r.failure = "segment " + segments[0] + " left behind";
+  const std::vector<int> segments = segments_created_by(tool);
+  if (!segments.empty() && r.failure.empty()) r.failure = "segment " + std::to_string(segments[0]) + " left behind";
   const int sig = r.report.signal;
   if (r.failure.empty() && r.report.reason == 5 /* MRI_STOP_SIGNALED */ && sig != SIGKILL)
     r.failure = std::string("the program died of ") + strsignal(sig);
