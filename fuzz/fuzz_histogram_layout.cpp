@@ -20,20 +20,12 @@
 
 #include "cachesim.h"
 #include "mri_histogram.h"
+#include "fuzz_check.h"
 
 namespace {
 
 using namespace mri;
 using u128 = unsigned __int128;
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "histogram layout invariant broken: %s\n", what);
-  std::abort();
-}
-#define CHECK(cond)          \
-  do {                       \
-    if (!(cond)) broken(#cond); \
-  } while (0)
 
 sim::Hierarchy& hierarchy() {
   static std::unique_ptr<sim::Hierarchy> h = [] {

@@ -11,13 +11,9 @@
 #include <string_view>
 
 #include "cachesim.h"
+#include "fuzz_check.h"
 
 namespace {
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "lackey reader invariant broken: %s\n", what);
-  std::abort();
-}
 
 mri::sim::Hierarchy& hierarchy() {
   static std::unique_ptr<mri::sim::Hierarchy> h = [] {

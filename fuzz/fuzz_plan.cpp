@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "plan.h"
+#include "fuzz_check.h"
 
 namespace {
 
@@ -33,15 +34,6 @@ constexpr uint32_t kMaxThreads = 8;
 constexpr uint32_t kMaxRequests = 64;
 constexpr uint32_t kMaxTraceRecords = 1u << 10;
 constexpr uint32_t kMaxEdges = 60;
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "plan compiler invariant broken: %s\n", what);
-  std::abort();
-}
-#define CHECK(cond)          \
-  do {                       \
-    if (!(cond)) broken(#cond); \
-  } while (0)
 
 // One mapping for the largest geometry, reused: pages never written stay
 // unbacked, and an input clears only the areas it lays its bytes over.

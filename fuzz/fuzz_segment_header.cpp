@@ -17,20 +17,12 @@
 #include <string>
 
 #include "header_check.h"
+#include "fuzz_check.h"
 
 namespace {
 
 using namespace mri;
 using u128 = unsigned __int128;
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "segment header invariant broken: %s\n", what);
-  std::abort();
-}
-#define CHECK(cond)          \
-  do {                       \
-    if (!(cond)) broken(#cond); \
-  } while (0)
 
 }  // namespace
 

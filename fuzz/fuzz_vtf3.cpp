@@ -12,19 +12,7 @@
 #include <vector>
 
 #include "mri_export.h"
-
-namespace {
-
-[[noreturn]] void broken(const char* what) {
-  std::fprintf(stderr, "VTF3 reader invariant broken: %s\n", what);
-  std::abort();
-}
-#define CHECK(cond)          \
-  do {                       \
-    if (!(cond)) broken(#cond); \
-  } while (0)
-
-}  // namespace
+#include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace mri::exporters;
