@@ -140,7 +140,7 @@ const char* read_histogram(const proto::View& v, const HistogramQuery& query, co
     if (t < 0 || uint32_t(t) >= v.g.max_threads) continue;
     read_thread_consistent(
         v, uint32_t(t),
-        [&] { std::memcpy(row.data(), v.histogram_row(query.histogram, uint32_t(t)), row.size() * sizeof(uint64_t)); },
+        [&] { std::copy_n(v.histogram_row(query.histogram, uint32_t(t)), row.size(), row.data()); },
         application_gone);
     for (uint32_t b = 0; b < layout.bins; ++b) values[b] += row[b];
   }

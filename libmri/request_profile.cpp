@@ -144,13 +144,15 @@ void read_profile(const proto::View& v, uint32_t slice, const std::deque<RegionE
   const size_t row_regions = std::min<size_t>(regions.size(), v.g.max_regions);
   const bool readable = active && slice < v.g.max_profile_slices;
   rows = std::min(rows, v.g.max_threads);
+  // Copied with copy_n, not memcpy: with no region published the row is
+  // empty and its data() may be null (fuzz/fuzz_libmri_readers.cpp).
   std::vector<proto::ProfileSlot> row(row_regions);
   for (size_t ti = 0; ti < nt; ++ti) {
     const int t = threads[ti];
     if (readable && t >= 0 && uint32_t(t) < rows)
       read_thread_consistent(
           v, uint32_t(t),
-          [&] { std::memcpy(row.data(), v.profile_row(slice, uint32_t(t)), row.size() * sizeof(proto::ProfileSlot)); },
+          [&] { std::copy_n(v.profile_row(slice, uint32_t(t)), row.size(), row.data()); },
           application_gone);
     else
       std::fill(row.begin(), row.end(), proto::ProfileSlot{});
@@ -196,7 +198,7 @@ std::vector<MRI_Callpath_Element> read_callpath(const proto::View& v, uint32_t s
     if (t < 0 || uint32_t(t) >= v.g.max_threads) continue;
     read_thread_consistent(
         v, uint32_t(t),
-        [&] { std::memcpy(row.data(), v.edge_row(slice, uint32_t(t)), row.size() * sizeof(proto::EdgeSlot)); },
+        [&] { std::copy_n(v.edge_row(slice, uint32_t(t)), row.size(), row.data()); },
         application_gone);
     for (const auto& e : row) {
       if (e.calls == 0) continue;
