@@ -20,6 +20,7 @@
 #include "mri_sync.h"
 #include "mri_text.h"
 #include "requests.h"
+#include "ticks.h"
 #include "trace.h"
 
 namespace mri::tool {
@@ -310,7 +311,7 @@ int application_status(Session& s, MRI_Application_Status_Info* info) {
       const uint64_t end = sync::load(a.end_ticks), epoch = sync::load(a.trace_epoch);
       const double ns_per_tick = a.ns_per_tick;
       if (end > epoch && ns_per_tick > 0 && ns_per_tick < 1e6)
-        info->exec_timestamp = (unsigned long long)(double(end - epoch) * ns_per_tick);
+        info->exec_timestamp = saturated_ns(double(end - epoch) * ns_per_tick);
     }
   } else if (info->status == MRI_APPLICATION_STOPPED) {
     switch (reason) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "mri_sync.h"
+#include "ticks.h"
 
 namespace mri::tool {
 namespace {
@@ -60,9 +61,15 @@ void decode_trace_record(const proto::View& v, const CollectedRecord& r, const R
                          uint64_t epoch, double ns_per_tick, MRI_Trace_Element_Spec& out) {
   std::memset(&out, 0, sizeof out);
   out.event_type = MRI_Runtime_Information_Spec(meaning.ri);
-  if (r.region < std::min(sync::load(v.header()->app.region_count), v.g.max_regions)) {
-    const proto::RegionRecord* rr = v.region(r.region);
-    out.region.type = MRI_Region_Type(rr->type);
+  // The region record is read from the segment again, not from the table
+  // the tool checked at publication: a type outside the enumeration (a
+  // record overwritten since) reads as an unknown region, as an index
+  // beyond the published ones does (fuzz/fuzz_libmri_readers.cpp).
+  const proto::RegionRecord* rr =
+      r.region < std::min(sync::load(v.header()->app.region_count), v.g.max_regions) ? v.region(r.region) : nullptr;
+  const uint32_t type = rr ? sync::load(rr->type) : 0;
+  if (rr && type < MRI_REGION_TYPE_COUNT) {
+    out.region.type = MRI_Region_Type(type);
     out.region.id.file_ID = int(rr->file_id);
     out.region.id.line_NR = rr->line;
   } else {
@@ -75,14 +82,14 @@ void decode_trace_record(const proto::View& v, const CollectedRecord& r, const R
     out.data_structure.name = meaning.data_name;
   }
   const double ns = double(r.timestamp >= epoch ? r.timestamp - epoch : 0) * ns_per_tick;
-  out.timestamp = (unsigned long long)(ns);
+  out.timestamp = saturated_ns(ns);
   switch (proto::TraceKind(r.kind)) {
     case proto::TraceKind::kEnter: out.data = MRI_TRACE_ENTER; break;
     case proto::TraceKind::kExit:
       out.data = MRI_TRACE_EXIT | (r.data & proto::kTraceExitSynthetic ? MRI_TRACE_SYNTHETIC : 0);
       break;
     default:
-      out.data = meaning.ri == MRI_EXECUTION_TIME ? (unsigned long long)(double(r.data) * ns_per_tick + 0.5) : r.data;
+      out.data = meaning.ri == MRI_EXECUTION_TIME ? saturated_ns(double(r.data) * ns_per_tick + 0.5) : r.data;
       break;
   }
 }
