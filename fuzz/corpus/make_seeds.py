@@ -2,7 +2,7 @@
 """Writes the binary seeds of the fuzz targets whose input is a memory
 image (the layouts of protocol/mri_protocol.h, little-endian, and the input
 formats the targets' comments describe): histogram_layout, segment_header
-and plan. The text targets' seeds are plain files. Run from anywhere:
+plan and libmri_readers. The text targets' seeds are plain files. Run from anywhere:
     fuzz/corpus/make_seeds.py
 """
 import os
@@ -111,6 +111,40 @@ def plans():
                                                      request(HISTOGRAM, TIME) + request(AGGREGATE, REGION_EVENT)))
 
 
+# libmri_readers: 4 bytes (ring size 2^(b0 % 7) records; b1 bit 0: the
+# program ended, bit 1: records of EXECUTION_TIME; b2-b3 histogram bins),
+# then patches (area, u16 offset, length, bytes) over the baseline the
+# target publishes. Areas, in fuzz_libmri_readers.cpp's order:
+APP, REGIONS, FILES, STRINGS, AGGREGATES, PROFILES, EDGES, HEADS, TAILS, RINGS, DATA, HIST_HEADS, HISTOGRAMS = range(13)
+
+
+def patch(area, offset, data):
+    return struct.pack("<BHB", area, offset, len(data)) + data
+
+
+def trace_record(timestamp, data, region, kind, request):
+    return struct.pack("<QQIHH", timestamp, data, region, kind, request)
+
+
+def readers():
+    params = bytes([4, 2, 16, 0])  # 16 records a ring, EXECUTION_TIME, 16 bins
+    write("libmri_readers", "baseline", params)
+    records = (trace_record(100, 0, 0, 0, 0) + trace_record(150, 0, 1, 0, 1) + trace_record(180, 30, 1, 2, 1) +
+               trace_record(200, 1, 7, 1, 0) + trace_record(2**64 - 1, 2**64 - 1, 2**32 - 1, 9, 2**16 - 1))
+    write("libmri_readers", "ring_of_five", params + patch(HEADS, 0, struct.pack("<Q", 5)) +
+          patch(RINGS, 0, records))
+    write("libmri_readers", "ring_wrapped", params + patch(HEADS, 0, struct.pack("<Q", 20)) +
+          patch(TAILS, 0, struct.pack("<Q", 12)) + patch(RINGS, 0, records[:96]))
+    write("libmri_readers", "head_beyond_ring", params + patch(HEADS, 64, struct.pack("<Q", 100)))
+    write("libmri_readers", "head_behind_tail", bytes([4, 3, 16, 0]) + patch(TAILS, 0, struct.pack("<Q", 9)))
+    write("libmri_readers", "row_left_odd", params + patch(AGGREGATES, 0, struct.pack("<I", 7)))
+    edge = struct.pack("<IIQQQQQ", 0, 1, 3, 300, 200, 290, 190) + bytes(16)
+    write("libmri_readers", "edges", params + patch(EDGES, 0, edge) + patch(EDGES, 64, struct.pack("<II", 7, 100)))
+    write("libmri_readers", "bad_region_type", params + patch(REGIONS, 0, struct.pack("<I", 99)))
+    write("libmri_readers", "thread_count_huge", params + patch(APP, 0, struct.pack("<IIII", *([2**32 - 1] * 4))))
+
+
 histograms()
 headers()
 plans()
+readers()
