@@ -3,7 +3,7 @@
 // A measurement source is what gives a request its values: the monitor's
 // clock (EXECUTION_TIME), the instances themselves (INSTANCES), counters
 // read through PAPI, the cache simulator. Each one is an ops table,
-// MeasurementSource below, listed once in sources.cpp. The core (plans,
+// MeasurementSource below, listed once in source_list.cpp. The core (plans,
 // hot path, end of monitoring) calls sources only through these tables and
 // knows none of them by name.
 //
