@@ -149,6 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     read_profile(v, slice, s.regions, region_ids, threads, rows, true, 1.0, kGone, elements, values);
     CHECK(elements.size() == region_ids.size());
     CHECK(values.size() == region_ids.size() * threads.size());
+    for (const MRI_Profile_Element& e : elements)
+      for (int k = 0; k < e.nr_Active_Objects; ++k) CHECK(e.instances >= e.per_active_object[k].instances);
     for (const MRI_Callpath_Element& e : read_callpath(v, slice, s.regions, threads, true, 1.0, kGone)) {
       CHECK(e.instances > 0);
       bool published = false;

@@ -19,6 +19,14 @@
 namespace mri::tool {
 namespace {
 
+// Instance counts summed over threads: counts from the segment are
+// untrusted, and a sum that wrapped could read 0 for an edge or region
+// that ran (fuzz/fuzz_libmri_readers.cpp). It saturates.
+unsigned long long add_counts(unsigned long long a, unsigned long long b) {
+  unsigned long long sum;
+  return __builtin_add_overflow(a, b, &sum) ? ~0ull : sum;
+}
+
 // A profile's compensated sum: the application adds each instance's
 // compensated time unclamped, modulo 2^64 (libmonitor's accumulate), so
 // that compensated times add up; the sum is signed, negative where the
@@ -176,7 +184,7 @@ void read_profile(const proto::View& v, uint32_t slice, const std::deque<RegionE
     e.nr_Active_Objects = int(nt);
     e.per_active_object = nt ? &values[ri * nt] : nullptr;
     for (size_t ti = 0; ti < nt; ++ti) {
-      e.instances += e.per_active_object[ti].instances;
+      e.instances = add_counts(e.instances, e.per_active_object[ti].instances);
       e.inclusive += e.per_active_object[ti].inclusive;
       e.exclusive += e.per_active_object[ti].exclusive;
       e.compensated_inclusive += e.per_active_object[ti].compensated_inclusive;
@@ -209,7 +217,7 @@ std::vector<MRI_Callpath_Element> read_callpath(const proto::View& v, uint32_t s
         if (el.has_caller) el.caller = regions[e.caller].spec;
         el.callee = regions[e.callee].spec;
       }
-      el.instances += e.calls;
+      el.instances = add_counts(el.instances, e.calls);
       el.inclusive += double(e.inclusive) * scale;
       el.exclusive += double(e.exclusive) * scale;
       el.compensated_inclusive += signed_sum(e.comp_inclusive) * scale;
