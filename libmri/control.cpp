@@ -20,7 +20,7 @@
 #include "mri_sync.h"
 #include "mri_text.h"
 #include "requests.h"
-#include "ticks.h"
+#include "saturate.h"
 #include "trace.h"
 
 namespace mri::tool {

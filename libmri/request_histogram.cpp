@@ -14,6 +14,7 @@
 #include "launch.h"
 #include "requests.h"
 #include "row_reader.h"
+#include "saturate.h"
 
 namespace mri::tool {
 namespace {
@@ -142,7 +143,7 @@ const char* read_histogram(const proto::View& v, const HistogramQuery& query, co
         v, uint32_t(t),
         [&] { std::copy_n(v.histogram_row(query.histogram, uint32_t(t)), row.size(), row.data()); },
         application_gone);
-    for (uint32_t b = 0; b < layout.bins; ++b) values[b] += row[b];
+    for (uint32_t b = 0; b < layout.bins; ++b) values[b] = add_counts(values[b], row[b]);
   }
   return nullptr;
 }

@@ -15,17 +15,10 @@
 #include "launch.h"
 #include "requests.h"
 #include "row_reader.h"
+#include "saturate.h"
 
 namespace mri::tool {
 namespace {
-
-// Instance counts summed over threads: counts from the segment are
-// untrusted, and a sum that wrapped could read 0 for an edge or region
-// that ran (fuzz/fuzz_libmri_readers.cpp). It saturates.
-unsigned long long add_counts(unsigned long long a, unsigned long long b) {
-  unsigned long long sum;
-  return __builtin_add_overflow(a, b, &sum) ? ~0ull : sum;
-}
 
 // A profile's compensated sum: the application adds each instance's
 // compensated time unclamped, modulo 2^64 (libmonitor's accumulate), so

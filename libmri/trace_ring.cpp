@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "mri_sync.h"
-#include "ticks.h"
+#include "saturate.h"
 
 namespace mri::tool {
 namespace {

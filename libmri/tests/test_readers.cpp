@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <random>
@@ -16,6 +17,7 @@
 #include "request_histogram.h"
 #include "request_profile.h"
 #include "row_reader.h"
+#include "saturate.h"
 #include "segment_in_memory.h"
 
 using namespace mri;
@@ -208,6 +210,28 @@ TEST(CallpathReader, SumsEachCallerCalleePairOverThreads) {
   EXPECT_DOUBLE_EQ(root.exclusive, 800.0);
   EXPECT_TRUE(read_callpath(v, 0, regions, {0, 1}, false, 2.0, kGone).empty());
   EXPECT_TRUE(read_callpath(v, small_geometry().max_profile_slices, regions, {0, 1}, true, 2.0, kGone).empty());
+}
+
+TEST(CallpathReader, CountsThatWouldWrapSaturate) {
+  SegmentInMemory segment;
+  const proto::View& v = segment.view();
+  // Two threads' counts of one edge that wrap to 0 when added (a corrupt
+  // segment): the edge ran, so its count must not read 0.
+  v.edge_row(0, 0)[0] = proto::EdgeSlot{0, 1, uint64_t{1} << 63, 1, 1, 1, 1, {}};
+  v.edge_row(0, 1)[0] = proto::EdgeSlot{0, 1, uint64_t{1} << 63, 1, 1, 1, 1, {}};
+  const auto elements = read_callpath(v, 0, three_regions(), {0, 1}, true, 1.0, kGone);
+  ASSERT_EQ(elements.size(), 1u);
+  EXPECT_EQ(elements[0].instances, ~0ull);
+}
+
+TEST(Saturate, TickCountsAsNanosecondsAndSums) {
+  EXPECT_EQ(saturated_ns(1e30), ~0ull);
+  EXPECT_EQ(saturated_ns(18446744073709551616.0), ~0ull);
+  EXPECT_EQ(saturated_ns(std::nan("")), 0ull);
+  EXPECT_EQ(saturated_ns(-5.0), 0ull);
+  EXPECT_EQ(saturated_ns(1234.9), 1234ull);
+  EXPECT_EQ(add_counts(~uint64_t{0} - 1, 5), ~uint64_t{0});
+  EXPECT_EQ(add_counts(40, 2), 42u);
 }
 
 // ---- histogram ------------------------------------------------------------
