@@ -51,7 +51,7 @@ extern "C" {
 /* Version of this API (not of the shared-memory protocol, see
  * MRI_Get_Protocol_Version()). */
 #define MRI_API_VERSION_MAJOR 1
-#define MRI_API_VERSION_MINOR 5
+#define MRI_API_VERSION_MINOR 6
 
 /* ------------------------------------------------------------------------ */
 /* Section 2: terms and definitions                                          */
@@ -101,7 +101,12 @@ typedef enum {
      * function's offset in it; it is never entered, so it has no flat
      * profile values, only callpath edges. */
     MRI_REGION_FUNCTION = 8,
-    MRI_REGION_TYPE_COUNT = 9
+    /* Not in the paper: a call of the MPI library (MPI_Send, MPI_Allreduce,
+     * ...), measured by the MPI wrapper library (mpi/, libmri_mpi) that
+     * `mri` preloads into the ranks of a job. Named after the call; not a
+     * breakpoint (an MPI call may run on any thread). */
+    MRI_REGION_MPI = 9,
+    MRI_REGION_TYPE_COUNT = 10
 } MRI_Region_Type;
 
 /* Location of a region: a unique id of its source file (see

@@ -93,6 +93,7 @@ const char* region_type_name(MRI_Region_Type type) {
     case MRI_REGION_PARALLEL_SECTIONS: return "PARALLEL_SECTIONS";
     case MRI_REGION_MASTER: return "MASTER";
     case MRI_REGION_FUNCTION: return "FUNCTION";
+    case MRI_REGION_MPI: return "MPI";
     case MRI_REGION_TYPE_COUNT: break;
   }
   return "?";

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #ifndef MRI_PROTOCOL_VERSION
-#define MRI_PROTOCOL_VERSION 12
+#define MRI_PROTOCOL_VERSION 13
 #endif
 
 namespace mri::proto {

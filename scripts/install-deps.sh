@@ -23,6 +23,7 @@ packages=(
   clang                              # cache-simulator instrumentation (backends/cachesim: SanitizerCoverage loads/stores)
   libclang-rt-14-dev                 # libFuzzer and clang's sanitizer runtimes (fuzz/, scripts/fuzz.sh); clang only recommends it
   llvm-dev                           # the inlining instrumentation plugin (backends/cachesim/plugin), against clang's LLVM
+  openmpi-bin libopenmpi-dev         # MPI jobs: examples/mpi_pi and tests/mpi run real Open MPI jobs (mpirun)
   "$@"
 )
 

@@ -10,7 +10,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MAGIC = 0x314D48535F49524D  # "MRI_SHM1"
-VERSION = 12  # MRI_PROTOCOL_VERSION
+VERSION = 13  # MRI_PROTOCOL_VERSION
 HEADER_BYTES = 1152  # sizeof(proto::Header)
 
 

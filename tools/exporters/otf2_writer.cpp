@@ -10,6 +10,7 @@
 
 #ifdef MRI_HAVE_OTF2
 
+#include <cctype>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
@@ -128,7 +129,30 @@ void free_all_chunks(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, 
 
 OTF2_MemoryCallbacks memory_callbacks = {allocate_chunk, free_all_chunks};
 
-OTF2_RegionRole role_of_kind(const std::string& kind) {
+// An MPI call's role by its name (MPI_Send, MPI_Iallreduce, ...), as
+// Score-P gives it: point-to-point, the collectives by their pattern,
+// else a function (MPI_Init, MPI_Wait).
+OTF2_RegionRole role_of_mpi_call(const std::string& name) {
+  std::string call = name.rfind("MPI_", 0) == 0 ? name.substr(4) : name;
+  if (call.size() > 1 && call[0] == 'I' && std::isupper(static_cast<unsigned char>(call[1]))) call = call.substr(1);
+  static const std::pair<const char*, OTF2_RegionRole> kCalls[] = {
+      {"Barrier", OTF2_REGION_ROLE_BARRIER},        {"Bcast", OTF2_REGION_ROLE_COLL_ONE2ALL},
+      {"Scatter", OTF2_REGION_ROLE_COLL_ONE2ALL},   {"Scatterv", OTF2_REGION_ROLE_COLL_ONE2ALL},
+      {"Reduce", OTF2_REGION_ROLE_COLL_ALL2ONE},    {"Gather", OTF2_REGION_ROLE_COLL_ALL2ONE},
+      {"Gatherv", OTF2_REGION_ROLE_COLL_ALL2ONE},   {"Allreduce", OTF2_REGION_ROLE_COLL_ALL2ALL},
+      {"Allgather", OTF2_REGION_ROLE_COLL_ALL2ALL}, {"Allgatherv", OTF2_REGION_ROLE_COLL_ALL2ALL},
+      {"Alltoall", OTF2_REGION_ROLE_COLL_ALL2ALL},  {"Alltoallv", OTF2_REGION_ROLE_COLL_ALL2ALL},
+      {"Reduce_scatter", OTF2_REGION_ROLE_COLL_ALL2ALL}, {"Scan", OTF2_REGION_ROLE_COLL_OTHER},
+      {"Exscan", OTF2_REGION_ROLE_COLL_OTHER}};
+  for (const auto& [c, role] : kCalls)
+    if (call == c) return role;
+  for (const char* p2p : {"send", "Send", "recv", "Recv", "robe"})
+    if (call.find(p2p) != std::string::npos) return OTF2_REGION_ROLE_POINT2POINT;
+  return OTF2_REGION_ROLE_FUNCTION;
+}
+
+OTF2_RegionRole role_of_region(const std::string& kind, const std::string& name) {
+  if (kind == "MPI") return role_of_mpi_call(name);
   if (kind == "PROGRAM" || kind == "ROUTINE") return OTF2_REGION_ROLE_FUNCTION;
   if (kind == "LOOP" || kind == "PARALLEL_LOOP") return OTF2_REGION_ROLE_LOOP;
   if (kind == "BLOCK") return OTF2_REGION_ROLE_CODE;
@@ -494,8 +518,8 @@ class Otf2Writer final : public TraceWriter {
       if (!r) continue;
       const RegionStrings& s = region_strings[r->id];
       const uint32_t line = r->line > 0 ? static_cast<uint32_t>(r->line) : 0;
-      rc = OTF2_GlobalDefWriter_WriteRegion(g, r->id, s.name, s.name, s.description, role_of_kind(r->kind),
-                                            OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
+      rc = OTF2_GlobalDefWriter_WriteRegion(g, r->id, s.name, s.name, s.description, role_of_region(r->kind, r->name),
+                                            r->kind == "MPI" ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                             r->file.empty() ? empty_ref : s.file, line, line);
     }
     for (const auto& m : defs_.metrics()) {

@@ -1,6 +1,8 @@
 // The subcommands' common command-line handling on CLI11 (command.h).
 #include "command.h"
 
+#include "mpi_job.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -80,6 +82,7 @@ class CommandHelp : public CLI::FormatterBase {
 }  // namespace
 
 void usage_error(const std::string& message) {
+  leave_unless_first_rank(2);  // said once for a job
   std::fprintf(stderr, "mri: %s\nTry '%s --help' for more information.\n", message.c_str(), g_current_command.c_str());
   std::exit(2);
 }
@@ -190,6 +193,13 @@ void Command::parse_command_line(const std::vector<std::string>& args) {
   program_args_.assign(rest.begin() + (!rest.empty() && rest[0] == "--" ? 1 : 0), rest.end());
   for (std::string& a : program_args_) program_argv_.push_back(a.data());
   if (!program_argv_.empty()) program_argv_.push_back(nullptr);
+  // The command the user would type under a launcher: mri's own words as
+  // given, without the "--" that ended them.
+  std::string words = "mri " + get_name();
+  size_t own = args.size() - program_args_.size();
+  if (own > 0 && args[own - 1] == "--") --own;
+  for (size_t k = 0; k < own; ++k) words += " " + mri::launch::shell_quoted(args[k]);
+  check_not_launcher(program_args_, words);
 }
 
 std::string overall_help(const std::vector<const Command*>& commands) {

@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "config_file.h"
 #include "histogram_chart.h"
+#include "mpi_job.h"
 #include "mri_export.h"
 #include "output_files.h"
 #include "program_run.h"
@@ -101,8 +102,8 @@ class HistCommand : public Command {
     config_option_ = add_value("--config", config_, "CACHES", "a value",
                                "simulated hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64'\n"
                                "(default: MRI_CACHESIM_CONFIG, else this machine's caches)");
-    add_file("-o,--output", csv_, "FILE", "write the bins as CSV");
-    add_file("--plot", plot_, "FILE", "write the bins as an SVG bar chart");
+    add_file("-o,--output", csv_, "FILE", "write the bins as CSV (%r: the MPI rank, %p: the pid)");
+    add_file("--plot", plot_, "FILE", "write the bins as an SVG bar chart (%r, %p as for -o)");
   }
 
   int run() override;
@@ -133,6 +134,8 @@ void HistCommand::check_options(char** prog) {
   if (config_option_->count() && config_.empty())
     usage_error("--config needs a cache hierarchy, e.g. 'L1:32K,8,64;L2:1M,16,64' (leave --config out to "
                 "simulate this machine's caches)");
+  bind_job_output("-o", csv_);
+  bind_job_output("--plot", plot_);
   check_not_program("-o", csv_, prog[0]);
   check_not_program("--plot", plot_, prog[0]);
   if (!csv_.empty() && !plot_.empty() && !file_identity(csv_).empty() && file_identity(csv_) == file_identity(plot_))
@@ -271,8 +274,9 @@ int HistCommand::run() {
   unsigned long long total = 0;
   for (int b = 0; b < h->nr_Elements; ++b) total += h->element[b].value;
 
-  std::printf("\nmri hist: %s of %s in %s (%s), %d bins%s\nsimulated caches: %s\n\n", event.c_str(),
+  std::printf("\nmri hist: %s of %s in %s (%s%s), %d bins%s\nsimulated caches: %s\n\n", event.c_str(),
               data.empty() ? "every registered data structure" : data.c_str(), where.c_str(), program.c_str(),
+              job_words().c_str(),
               h->nr_Elements,
               h->nr_Elements < bins ? " (fewer than asked: bins are whole bytes wide and every bin holds data)" : "",
               caches);

@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   hold_closed_standard_descriptors();
   // Line by line, also into a file or a pipe: the tables (stdout) and the
   // messages (stderr) then keep their order in `mri ... > log 2>&1`.
+  // (As a rank of a job too: Open MPI 4.1's mpirun merges the ranks'
+  // outputs in chunks of at most 2 KiB, so a table written at once is cut
+  // mid-line where a chunk ends, while lines written one by one mostly
+  // stay whole: docs/user-guide.md, "MPI jobs".)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   survive_file_size_limit();
   survive_broken_pipe();

@@ -11,6 +11,7 @@
 
 #include "callgrind_output.h"
 #include "commands.h"
+#include "mpi_job.h"
 #include "output_files.h"
 #include "overhead_fit.h"
 #include "profile_requests.h"
@@ -29,11 +30,12 @@ class ProfileCommand : public Command {
  public:
   ProfileCommand()
       : Command("profile",
-                {"[--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all]",
+                {"[--metric EVENT]... [--sort incl|excl|calls|name] [--per-thread] [--all] [--no-mpi-calls]",
                  "[--no-compensation | --fit RUNS | --overhead NS] [-o FILE [--unwind]] -- PROGRAM [ARGS...]"},
                 "run PROGRAM (built with libmonitor) to completion and print, per region,\n"
                 "calls, inclusive and exclusive time, in total and per thread; each time\n"
-                "also with the monitor's own overhead removed (\"comp\" columns)",
+                "also with the monitor's own overhead removed (\"comp\" columns); in an\n"
+                "MPI job each rank under its own mri: mpirun -np 4 mri profile ./app",
                 true) {
     add_values("--metric", metrics_, "EVENT", "an event name",
                "add inclusive and exclusive counts of a counter event\n"
@@ -42,6 +44,7 @@ class ProfileCommand : public Command {
     add_switch("--per-thread", per_thread_, "also print one table per thread (default when >1 thread)");
     add_switch("--all", all_, "include regions that never ran");
     add_switch("--no-compensation", no_compensation_, "raw times only (the monitor does less per region)");
+    add_switch("--no-mpi-calls", no_mpi_calls_, "in an MPI job: leave the MPI calls out (by default each is\na region of type MPI)");
     fit_option_ = add_value("--fit", fit_, "RUNS", "a number of runs",
                             "measure the overhead in PROGRAM itself first: run it 2 RUNS + 1\n"
                             "times (its standard output discarded), with only its PROGRAM\n"
@@ -55,7 +58,8 @@ class ProfileCommand : public Command {
                "regions into the call tree (stack unwinding at every enter)");
     add_file("-o,--output", output_, "FILE",
              "also write the profile with its call tree in the callgrind\n"
-             "format (open it with kcachegrind or callgrind_annotate)");
+             "format (open it with kcachegrind or callgrind_annotate);\n"
+             "%r in FILE is the MPI rank, %p the program's pid, %% a %");
   }
 
   int run() override;
@@ -70,7 +74,7 @@ class ProfileCommand : public Command {
 
   std::vector<std::string> metrics_;  // --metric names, for the column heads
   std::string sort_ = "incl", output_, fit_, overhead_;
-  bool per_thread_ = false, all_ = false, no_compensation_ = false, unwind_ = false;
+  bool per_thread_ = false, all_ = false, no_compensation_ = false, unwind_ = false, no_mpi_calls_ = false;
   CLI::Option* fit_option_ = nullptr;
   CLI::Option* overhead_option_ = nullptr;
   int fit_runs_ = 0;         // --fit RUNS
@@ -101,6 +105,12 @@ void ProfileCommand::check_options(char** prog) {
   if (!prog) usage_error("profile needs a program to run (after --)");
   check_not_program("-o", output_, prog[0]);
   if (unwind_ && output_.empty()) usage_error("--unwind needs -o FILE (it adds callers to the call tree)");
+  // A rank starts its program once: the launcher refuses a second MPI_Init
+  // in its place, so the fit's runs cannot run there.
+  if (fit_runs_ && this_job())
+    usage_error("--fit runs the program " + std::to_string(2 * fit_runs_ + 1) +
+                " times, and a rank of a job can start it once; fit it outside the job (mri profile --fit " +
+                std::to_string(fit_runs_) + " -- PROGRAM, one process) and give the ns it prints here with --overhead NS");
   if (fit_runs_ && overhead_ns_ > 0) usage_error("--fit and --overhead both set the overhead; give one");
   if ((fit_runs_ || overhead_ns_ > 0) && no_compensation_)
     usage_error("--fit and --overhead set the overhead that compensation removes; --no-compensation removes none");
@@ -130,10 +140,12 @@ bool ProfileCommand::metric_events(std::vector<MRI_Runtime_Information_Spec>& me
 
 int ProfileCommand::run() {
   char** prog = program();
+  bind_job_output("-o", output_);
   check_options(prog);
   const bool compensate = !no_compensation_;
   check_output(output_, true);
   claim_stdout(output_);
+  if (!no_mpi_calls_) preload_mpi_wrappers();
   if (MRI_Init() != MRI_OK) die("init");
   std::vector<MRI_Runtime_Information_Spec> metric_ri;
   if (!metric_events(metric_ri)) {
@@ -254,8 +266,8 @@ int ProfileCommand::run() {
       counters = true;
   }
   if (counters) metric_units += ", counters in events (PAPI or the cache simulator)";
-  std::printf("\nmri profile: %s (pid %d), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
-              prog[0], st.pid, nthreads, nthreads == 1 ? "" : "s", metric_units.c_str());
+  std::printf("\nmri profile: %s (pid %d%s), %d thread%s, times in ms (EXECUTION_TIME, nanosecond clock)%s\n",
+              prog[0], st.pid, job_words().c_str(), nthreads, nthreads == 1 ? "" : "s", metric_units.c_str());
   if (compensate) print_calibration(!output_.empty(), metric_ri, metrics_, overhead_source);
   const TableColumns columns{compensate, metrics_};
   print_table(title.c_str(), rows, sort_, total, columns);

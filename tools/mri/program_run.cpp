@@ -2,6 +2,8 @@
 // (program_run.h).
 #include "program_run.h"
 
+#include "mpi_job.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -107,6 +109,7 @@ void load_program(char** prog) {
   if (MRI_Get_Application_Status(&st) == MRI_OK && st.pid > 0) {
     if (st.monitored_pid > 0 && st.monitored_pid != st.pid) g_monitored_pid.store(st.monitored_pid);
     g_program_pid.store(st.pid);
+    program_loaded(st.pid);
     if (const int sig = g_pending_signal) {
       if (is_stop_signal(sig)) g_stop_signals.fetch_add(1);
       if (st.monitored_pid > 0 && st.monitored_pid != st.pid) kill(st.monitored_pid, sig);

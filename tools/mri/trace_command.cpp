@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "mpi_job.h"
 #include "mri_export.h"
 #include "output_files.h"
 #include "program_run.h"
@@ -31,12 +32,12 @@ class TraceCommand : public Command {
   TraceCommand()
       : Command("trace",
                 {"-o FILE [--format vtf3|otf2] [--region NAME]... [--no-subregions] [--ring RECORDS]",
-                 "-- PROGRAM [ARGS...]"},
+                 "[--no-mpi-calls] -- PROGRAM [ARGS...]"},
                 "the trace archiver: run PROGRAM and write every region enter and exit of\n"
                 "every thread to FILE: VTF3 (ASCII), or OTF2 when FILE ends in .otf2 or\n"
                 "with --format otf2 (FILE is then the archive's anchor file)",
                 true) {
-    add_file("-o,--output", output_, "FILE", "the trace file (required)");
+    add_file("-o,--output", output_, "FILE", "the trace file (required); %r in FILE is the MPI\nrank, %p the program's pid, %% a %");
     add_value("--format", format_, "FORMAT", "vtf3 or otf2", "vtf3 or otf2 (default: from FILE's name)");
     add_values("--region", region_values_, "NAME", "a region name",
                "trace this region and the regions it calls (default: all);\n"
@@ -46,6 +47,7 @@ class TraceCommand : public Command {
     add_switch("--no-subregions", no_subregions_,
                "with --region: only the named regions' instances, not\n"
                "the regions they call (the others then cost nothing)");
+    add_switch("--no-mpi-calls", no_mpi_calls_, "in an MPI job: leave the MPI calls out (by default each is\na region of type MPI)");
     ring_option_ = add_value("--ring", ring_, "RECORDS", "a number of records",
                              "records per thread in shared memory: a power of two from\n"
                              "1024 to 16777216 (default 65536); a smaller ring makes\n"
@@ -61,7 +63,7 @@ class TraceCommand : public Command {
 
   std::string output_, format_, ring_;
   std::vector<std::string> region_values_;
-  bool no_subregions_ = false;
+  bool no_subregions_ = false, no_mpi_calls_ = false;
   CLI::Option* ring_option_ = nullptr;
 };
 
@@ -82,6 +84,7 @@ int TraceCommand::run() {
   char** prog = program();
   if (output.empty()) usage_error("trace needs an output file (-o FILE)");
   if (!prog) usage_error("trace needs a program to run (after --)");
+  bind_job_output("-o", output_);
   check_not_program("-o", output, prog[0]);
   if (!subregions && region_names.empty())
     usage_error("--no-subregions needs --region NAME (without it every region is traced)");
@@ -93,6 +96,7 @@ int TraceCommand::run() {
     std::fprintf(stderr, "mri: warning: %s is written in VTF3 (text), which OTF2 readers cannot open: OTF2 is written "
                  "with --format otf2, or for a name that ends in .otf2 in lower case\n", output.c_str());
   if (fmt == ex::TraceFormat::Vtf3) claim_stdout(output);  // OTF2 refuses a stream below
+  if (!no_mpi_calls_) preload_mpi_wrappers();
   if (MRI_Init() != MRI_OK) die("init");
   if (ring && MRI_Set_Trace_Buffer_Size(ring, std::max(ring, 1u << 20)) != MRI_OK) die("--ring");
   load_program(prog);
