@@ -19,6 +19,8 @@
 #     nothing: one -o file for every rank (said once, by rank 0), `mri
 #     profile -- mpirun ...`, --fit in a job; a % that starts no sequence;
 #     any other usage error in a job is said once too;
+#   - one rank's program killed (SIGKILL): its mri says "rank 2: ... was
+#     killed by signal 9", and mpirun ends the job instead of hanging;
 #   - outside a job: %r is 0, %% a %, and the MPI program runs as a
 #     singleton under mri.
 #
@@ -168,6 +170,29 @@ timeout 60 "${mpirun[@]}" -np 4 "$mri" profile --sort bogus "$pi" >sort.out 2>so
 "$mri" profile -o 'bad%d.out' -- "$pi" -b 1 >bad.out 2>bad.err
 [[ $? == 2 ]] && grep -q "^mri: -o bad%d.out: '%d': a % in a file name starts %r (the rank in an MPI job), %p (the program's pid) or %% (a %)$" bad.err ||
   { cat bad.err; fail "-o bad%d.out: not refused"; }
+
+# One rank's program killed: its mri names the rank and the signal, and
+# mpirun ends the job (the other ranks' programs end through their mri)
+# instead of hanging. The program is found by its binary, this test's
+# working directory and its rank (pgrep -x: its name, then /proc).
+timeout 120 "${mpirun[@]}" -np 4 "$mri" profile "$pi" -b 40 -p 1000 -s 2 -d 5000 >kill.out 2>kill.err &
+job_pid=$!
+victim=
+for ((k = 0; k < 200; ++k)); do
+  for p in $(pgrep -x "$(basename "$pi")" | sed 's|^|/proc/|'); do
+    [[ $(readlink "$p/exe" 2>/dev/null) == "$(readlink -f "$pi")" && $(readlink "$p/cwd" 2>/dev/null) == "$PWD" ]] || continue
+    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2 && victim=${p#/proc/}
+  done
+  [[ -z $victim ]] || break
+  sleep 0.05
+done
+[[ -n $victim ]] || { kill $job_pid; fail "rank 2's program never started"; }
+sleep 0.5  # into its first batch, which takes 5 s
+kill -KILL "$victim"
+wait $job_pid
+status=$?
+[[ $status != 0 && $status != 124 ]] || { cat kill.err; fail "a rank killed: mpirun ended with $status (0: not noticed, 124: hung)"; }
+grep -q "^mri: rank 2: $pi was killed by signal 9 (Killed)" kill.err || { cat kill.err; fail "a rank killed: its mri does not name the rank and the signal"; }
 
 # Outside a job: the singleton, %r is 0, %% a %.
 "$mri" profile -o 'single%%.%r.out' -- "$pi" -b 3 -p 1000 >single.out 2>single.err || { cat single.err; fail "mri profile of a singleton"; }

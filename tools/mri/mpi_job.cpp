@@ -90,6 +90,11 @@ std::string job_words() {
   return ", rank " + std::to_string(job->rank) + (job->size > 0 ? " of " + std::to_string(job->size) : "");
 }
 
+std::string job_prefix() {
+  const auto& job = this_job();
+  return job ? "rank " + std::to_string(job->rank) + ": " : "";
+}
+
 void leave_unless_first_rank(int status) {
   const auto& job = this_job();
   if (!job || job->rank == 0) return;

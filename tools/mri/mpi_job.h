@@ -30,6 +30,10 @@ std::string job_words();
 // out); rank 0, or a process outside a job, returns and says it.
 void leave_unless_first_rank(int status);
 
+// "rank R: " to put before a message that every rank would print alike
+// (the program's end, a failed MRI call); "" outside a job.
+std::string job_prefix();
+
 // Binds the output named by `option` (-o, --plot) whose value `name` the
 // user gave: expands it in place now (%r: the rank, 0 outside a job; %p:
 // mri's own pid until the program is loaded; %%: a %), and again with the

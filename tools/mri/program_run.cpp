@@ -97,7 +97,7 @@ void pass_stop_signals_on() {
 }  // namespace
 
 void die(const char* what) {
-  std::fprintf(stderr, "mri: %s: %s\n", what, MRI_Get_Error_Message());
+  std::fprintf(stderr, "mri: %s%s: %s\n", job_prefix().c_str(), what, MRI_Get_Error_Message());
   MRI_Finalize();
   std::exit(1);
 }
@@ -162,7 +162,10 @@ void warn_unmonitored(const MRI_Application_Status_Info& st) {
                  "than the monitor's file table holds)\n", st.regions_dropped);
 }
 
-int final_status(const char* program, const char* killed_note, const char* caught_note) {
+int final_status(const char* program_path, const char* killed_note, const char* caught_note) {
+  // In a job the words name the rank: every rank says them alike.
+  const std::string named = job_prefix() + program_path;
+  const char* program = named.c_str();
   MRI_Application_Status_Info st;
   MRI_Get_Application_Status(&st);
   warn_unmonitored(st);
@@ -187,7 +190,9 @@ int final_status(const char* program, const char* killed_note, const char* caugh
   return code;
 }
 
-void ended_before_monitoring(const char* program, bool applied) {
+void ended_before_monitoring(const char* program_path, bool applied) {
+  const std::string named = job_prefix() + program_path;
+  const char* program = named.c_str();
   MRI_Wait();  // returns at once; but only then is the exit status collected
   MRI_Application_Status_Info st{};
   std::string how = "ended";
