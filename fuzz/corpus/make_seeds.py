@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes the binary seeds of the fuzz targets whose input is a memory
 image (the layouts of protocol/mri_protocol.h, little-endian, and the input
-formats the targets' comments describe): histogram_layout, segment_header
-plan and libmri_readers. The text targets' seeds are plain files. Run from anywhere:
+formats the targets' comments describe): histogram_layout, segment_header,
+plan, libmri_readers and launch. The text targets' seeds are plain files. Run from anywhere:
     fuzz/corpus/make_seeds.py
 """
 import os
@@ -144,7 +144,24 @@ def readers():
     write("libmri_readers", "thread_count_huge", params + patch(APP, 0, struct.pack("<IIII", *([2**32 - 1] * 4))))
 
 
+def launches():
+    """fuzz_launch.cpp: the values of OMPI_COMM_WORLD_RANK, _SIZE,
+    _LOCAL_RANK and PMIX_RANK (b"\x01": unset), then a command line; NUL
+    between pieces."""
+    unset = b"\x01"
+
+    def seed(name, values, argv):
+        write("launch", name, b"\0".join(list(values) + list(argv)))
+
+    seed("open_mpi_job", [b"3", b"16", b"1", b"3"], [b"mpirun", b"-np", b"4", b"/bin/true", b"a b"])
+    seed("pmix_rank_only", [unset, unset, unset, b"7"], [b"srun", b"--weird", b"x"])
+    seed("malformed_rank", [b"x", b"4", unset, unset], [b"mpiexec", b"--mca", b"btl", b"self", b"--", b"/bin/true"])
+    seed("rank_not_below_size", [b"4", b"4", unset, unset], [])
+    seed("long_value", [b"7" * 100, unset, unset, unset], [b"mpirun.openmpi", b"-x", b"A=1", b"true", b"it's"])
+
+
 histograms()
 headers()
 plans()
 readers()
+launches()
