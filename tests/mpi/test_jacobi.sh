@@ -19,6 +19,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI's components stay loaded to the end (tests/lsan.supp).
+export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
 # 3 ranks of 2 threads on 2 cores: threads that wait sleep instead of spinning.
 export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive
 mpirun=(mpirun --oversubscribe)

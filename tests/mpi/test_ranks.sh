@@ -34,6 +34,9 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # off, as containers forbid the ptrace it needs.
 if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Open MPI's components stay loaded to the end, so that a sanitizer's leak
+# report names them (tests/lsan.supp).
+export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
 mpirun=(mpirun --oversubscribe)
 
 # compute_batch's calls in the "all threads" table of each rank, summed.
