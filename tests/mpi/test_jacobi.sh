@@ -14,16 +14,11 @@
 #   test_jacobi.sh MRI MPI_JACOBI STENCIL WORKDIR
 set -uo pipefail
 mri=$1 jacobi=$2 stencil=$3 work=$4
+. "$(dirname "${BASH_SOURCE[0]}")/job_env.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
-
-if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-# Open MPI's components stay loaded to the end (tests/lsan.supp).
-export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
 # 3 ranks of 2 threads on 2 cores: threads that wait sleep instead of spinning.
 export OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive
-mpirun=(mpirun --oversubscribe)
 n=64 steps=20
 
 expected=$("$stencil" -n $n -t $steps | sed -n 's/.*checksum=//p')

@@ -27,17 +27,9 @@
 #   test_ranks.sh MRI MPI_PI FOREIGN_MPI WORKDIR
 set -uo pipefail
 mri=$1 pi=$2 foreign=$3 work=$4
+. "$(dirname "${BASH_SOURCE[0]}")/job_env.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# mpirun as root (CI), on more ranks than cores; the single-copy mechanism
-# off, as containers forbid the ptrace it needs.
-if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
-# Open MPI's components stay loaded to the end, so that a sanitizer's leak
-# report names them (tests/lsan.supp).
-export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
-mpirun=(mpirun --oversubscribe)
 
 # compute_batch's calls in the "all threads" table of each rank, summed.
 batch_calls() { awk '/^mri profile:/ { on = 0 } /^all threads/ { on = 1 } on && $1 == "compute_batch" { s += $4 } END { print s + 0 }' "$1"; }
