@@ -90,24 +90,27 @@ int values_of(const std::string& opt) {
 
 // Whether `word` names an executable file, as a path or a command on PATH.
 bool names_program(const std::string& word) {
-  if (word.empty()) return false;
   if (word.find('/') != std::string::npos) return ::access(word.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  if (!path) return false;
-  std::string dirs = path;
-  for (size_t at = 0; at <= dirs.size();) {
-    size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    const std::string dir = end == at ? "." : dirs.substr(at, end - at);
-    const std::string file = dir + "/" + word;
-    struct stat st;
-    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0) return true;
-    at = end + 1;
-  }
-  return false;
+  return !find_program(word).empty();
 }
 
 }  // namespace
+
+std::string find_program(const std::string& word) {
+  if (word.empty()) return "";
+  if (word.find('/') != std::string::npos) return word;
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string file = (end == at ? std::string(".") : dirs.substr(at, end - at)) + "/" + word;
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0) return file;
+    at = end + 1;
+  }
+  return "";
+}
 
 std::optional<JobPlace> job_place(std::string* problem, const Lookup& lookup) {
   const Lookup env = lookup ? lookup : Lookup([](const char* name) -> const char* { return std::getenv(name); });

@@ -41,6 +41,13 @@ using Lookup = std::function<const char*(const char*)>;
 // ("OMPI_COMM_WORLD_RANK='x' is not a whole number").
 std::optional<JobPlace> job_place(std::string* problem = nullptr, const Lookup& env = nullptr);
 
+// The file a command name runs, as the tool's launch finds it (libmri,
+// MRI_Application_Load): a word with a slash as it is; otherwise the first
+// regular, executable file of that name in a directory of PATH (an empty
+// entry is the current directory; PATH unset: /usr/bin:/bin). "" when
+// there is none.
+std::string find_program(const std::string& word);
+
 // A command line that starts a job: the launcher's name as the user typed
 // it (basename), and the index in argv of the program it runs (0 when it
 // cannot be told: an option this component does not know may take a value).

@@ -4,12 +4,17 @@
 #include "launch.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 
 namespace {
 
+using mri::launch::find_program;
 using mri::launch::job_place;
 using mri::launch::launch_under;
 using mri::launch::launcher_command;
@@ -129,6 +134,30 @@ TEST(LauncherCommand, UnknownWhenTheWordAfterTheOptionsIsNoProgram) {
   c = launcher_command({"mpirun", "-np", "4", "/nonexistent/app"});
   ASSERT_TRUE(c);
   EXPECT_EQ(c->program, 0u);
+}
+
+// PATH set to directories of the test's own: a directory and a file that
+// is not executable are passed over for the executable file after them.
+TEST(FindProgram, SearchesPathAsTheLaunchDoes) {
+  char tmpl[] = "/tmp/mri-find-program-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  for (const char* d : {"/a", "/b", "/c", "/a/prog"}) ASSERT_EQ(::mkdir((root + d).c_str(), 0700), 0);
+  std::ofstream(root + "/b/prog") << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod((root + "/b/prog").c_str(), 0600), 0);
+  std::ofstream(root + "/c/prog") << "#!/bin/sh\n";
+  ASSERT_EQ(::chmod((root + "/c/prog").c_str(), 0700), 0);
+  const char* old = std::getenv("PATH");
+  const std::string saved = old ? old : "";
+  ::setenv("PATH", (root + "/a:" + root + "/b:" + root + "/c").c_str(), 1);
+  EXPECT_EQ(find_program("prog"), root + "/c/prog");
+  EXPECT_EQ(find_program("absent"), "");
+  EXPECT_EQ(find_program(""), "");
+  EXPECT_EQ(find_program("./prog"), "./prog");  // a word with a slash is taken as it is
+  if (old) ::setenv("PATH", saved.c_str(), 1);
+  else ::unsetenv("PATH");
+  for (const char* f : {"/b/prog", "/c/prog"}) ::unlink((root + f).c_str());
+  for (const char* d : {"/a/prog", "/a", "/b", "/c", ""}) ::rmdir((root + d).c_str());
 }
 
 TEST(LaunchUnder, PutsMriBeforeTheProgram) {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "launch.h"
 #include "usage.h"
 #include "mri_export.h"
 
@@ -56,20 +57,12 @@ std::string unwritable_reason(const std::string& path, bool by_rename) {
   return "";
 }
 
-// The program file PROGRAM names, as the loader finds it: the path itself
-// when it has a '/', else the first match in PATH.
+// The program file PROGRAM names, as libmri's launch finds it: the path
+// itself when it has a '/', else its search of PATH (find_program()).
 std::string program_identity(const char* program) {
   if (std::strchr(program, '/')) return file_identity(program);
-  const char* env = std::getenv("PATH");
-  std::string path = env ? env : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t start = 0;;) {
-    const size_t colon = path.find(':', start);
-    const std::string dir = path.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return file_identity(candidate);
-    if (colon == std::string::npos) return "";
-    start = colon + 1;
-  }
+  const std::string found = mri::launch::find_program(program);
+  return found.empty() ? "" : file_identity(found);
 }
 
 }  // namespace
