@@ -15,6 +15,7 @@
 set -uo pipefail
 mri=$1 jacobi=$2 stencil=$3 work=$4
 . "$(dirname "${BASH_SOURCE[0]}")/job_env.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tables.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # 3 ranks of 2 threads on 2 cores: threads that wait sleep instead of spinning.
@@ -36,12 +37,10 @@ timeout 240 "${mpirun[@]}" -np 3 --output-filename of "$mri" profile "$jacobi" -
 for r in 0 1 2; do
   table=of/1/rank.$r/stdout
   grep -q "^mri profile: .* (pid [0-9]*, rank $r of 3), 2 threads," "$table" || { cat "$table"; fail "rank $r: no table of 2 threads"; }
-  # calls REGION: the region's calls in the rank's "all threads" table.
-  calls() { awk -v g="$1" '/^all threads/ { on = 1; next } on && NF == 0 { exit } on && $1 == g { print $4; exit }' "$table"; }
   for check in "time_step $steps" "halo_exchange $steps" "residual $steps" "MPI_Sendrecv $((2 * steps))" \
                "MPI_Allreduce $((steps + 1))" "MPI_Gatherv 1" "MPI_Bcast 1" "sweep $((2 * steps))" "update_rows $((2 * steps))" "MPI_Init_thread 1"; do
     set -- $check
-    [[ $(calls "$1") == "$2" ]] || { cat "$table"; fail "rank $r: $1 called $(calls "$1") times, expected $2"; }
+    [[ $(calls "$table" $r "$1") == "$2" ]] || { cat "$table"; fail "rank $r: $1 called $(calls "$table" $r "$1") times, expected $2"; }
   done
 done
 grep -q "checksum=$expected$" of/1/rank.0/stdout || { cat of/1/rank.0/stdout; fail "under mri: not the stencil's checksum"; }

@@ -28,11 +28,10 @@
 set -uo pipefail
 mri=$1 pi=$2 foreign=$3 work=$4
 . "$(dirname "${BASH_SOURCE[0]}")/job_env.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/tables.sh"
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# compute_batch's calls in the "all threads" table of each rank, summed.
-batch_calls() { awk '/^mri profile:/ { on = 0 } /^all threads/ { on = 1 } on && $1 == "compute_batch" { s += $4 } END { print s + 0 }' "$1"; }
 # job NAME RANKS ARGS...: mpirun -np RANKS ARGS with each rank's standard
 # output in a file of its own (mpirun merges them chunk by chunk, which
 # may split a rank's table), then NAME holds them in rank order; mpirun's
@@ -46,13 +45,6 @@ job() {
   for ((r = 0; r < n; ++r)); do cat "of.$name/1/rank.$(printf "%0${#last}d" $r)/stdout" 2>/dev/null; done >"$name"
   return $status
 }
-# "RANK REGION TYPE CALLS" for every row of each rank's "all threads" table.
-rank_rows() {
-  awk '/^mri profile:/ { match($0, /rank [0-9]+ of/); r = substr($0, RSTART + 5, RLENGTH - 8); on = 0 }
-       /^all threads/ { on = 1; next } on && NF == 0 { on = 0 } on && $1 != "region" { print r, $1, $2, $4 }' "$1"
-}
-# The calls of REGION in RANK's table (0 when it has no row): calls FILE RANK REGION.
-calls() { rank_rows "$1" | awk -v r="$2" -v g="$3" '$1 == r && $2 == g { c = $4 } END { print c + 0 }'; }
 # The ranks the tables' titles name, sorted.
 title_ranks() { sed -n 's/^mri profile: .* (pid [0-9]*, rank \([0-9]*\) of \([0-9]*\)).*/\1 of \2/p' "$1" | sort -n; }
 
@@ -62,8 +54,8 @@ for ranks in 4 16; do
     { cat prof.$ranks.err; fail "$ranks ranks: mpirun ... mri profile -o cg.$ranks.%r.out"; }
   diff <(title_ranks prof.$ranks) <(for ((r = 0; r < ranks; ++r)); do echo "$r of $ranks"; done) >/dev/null ||
     { cat prof.$ranks; fail "$ranks ranks: the tables are not titled rank 0 to $((ranks - 1)) of $ranks"; }
-  [[ $(batch_calls prof.$ranks) == "$batches" ]] ||
-    { cat prof.$ranks; fail "$ranks ranks: compute_batch ran $(batch_calls prof.$ranks) times over the ranks, expected $batches"; }
+  [[ $(calls_over_ranks prof.$ranks compute_batch) == "$batches" ]] ||
+    { cat prof.$ranks; fail "$ranks ranks: compute_batch ran $(calls_over_ranks prof.$ranks compute_batch) times over the ranks, expected $batches"; }
   for ((r = 0; r < ranks; ++r)); do
     [[ -s cg.$ranks.$r.out ]] || fail "$ranks ranks: no cg.$ranks.$r.out"
     callgrind_annotate --threshold=100 cg.$ranks.$r.out >ann.$ranks.$r 2>&1 || { cat ann.$ranks.$r; fail "callgrind_annotate cg.$ranks.$r.out"; }
@@ -193,5 +185,5 @@ grep -q "^mri: rank 2: $pi was killed by signal 9 (Killed)" kill.err || { cat ki
 "$mri" profile -o 'single%%.%r.out' -- "$pi" -b 3 -p 1000 >single.out 2>single.err || { cat single.err; fail "mri profile of a singleton"; }
 [[ -s single%.0.out ]] || { ls; fail "-o single%%.%r.out outside a job: no single%.0.out"; }
 grep -q '^mri profile: .* (pid [0-9]*), ' single.out || { cat single.out; fail "outside a job: the title names a rank"; }
-[[ $(batch_calls single.out) == 3 ]] || { cat single.out; fail "the singleton computed $(batch_calls single.out) batches, expected 3"; }
+[[ $(calls_over_ranks single.out compute_batch) == 3 ]] || { cat single.out; fail "the singleton computed $(calls_over_ranks single.out compute_batch) batches, expected 3"; }
 echo "ok"
